@@ -1,0 +1,5 @@
+"""`python -m jaxcheck` runs the command-line interface."""
+
+from jaxcheck.cli import run
+
+run()

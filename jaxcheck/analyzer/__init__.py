@@ -1,0 +1,1 @@
+"""The static half of jaxcheck: engine, semantic model, configuration, suppression and output."""

@@ -1,0 +1,255 @@
+"""The engine: one pipeline per file, and the project-wide solve that links files.
+
+Per file: read and decode once, parse once (:mod:`.parsing`), one traversal that builds the semantic
+model (:class:`ModelBuilder`), all enabled rules in one batched traversal (:class:`RuleWalker`),
+positions only for reported nodes, then suppression.
+
+Across files: each file is first linted with what it knows alone, so its syntax tree can be dropped
+at once. Then every summary (plus those of project modules that import the checked ones) is solved
+together; the few files whose functions turn out traced differently are linted again.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from jaxcheck.analyzer.config import Configuration, Settings
+from jaxcheck.analyzer.diagnostics import Diagnostic, FileError, Position, Range
+from jaxcheck.analyzer.discovery import FileFinder
+from jaxcheck.analyzer.parsing import ParseFailure, parse_source, run_with_deep_stack
+from jaxcheck.analyzer.project import ModuleName, importers_of, module_name_for, project_root
+from jaxcheck.analyzer.registry import all_rules, selected_codes
+from jaxcheck.analyzer.rule import Report, RuleContext
+from jaxcheck.analyzer.semantics import SemanticModel
+from jaxcheck.analyzer.semantics.builder import ModelBuilder, ModuleRecords
+from jaxcheck.analyzer.semantics.solver import FunctionTrace, Solution, solve
+from jaxcheck.analyzer.semantics.summary import ModuleSummary
+from jaxcheck.analyzer.source import SourceDecodeError, decode_source
+from jaxcheck.analyzer.suppression import Suppressions
+from jaxcheck.analyzer.walker import RuleWalker
+
+SYNTAX_ERROR_CODE = "JAX001"
+SYNTAX_ERROR_NAME = "syntax-error"
+
+
+@dataclass
+class CheckReport:
+    """The outcome of a run: findings, files that could not be checked, and how many were read."""
+
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    files_checked: int = 0
+
+    @property
+    def exit_code(self) -> int:
+        """0 clean, 1 findings, 2 when any file or rule failed."""
+        if self.errors:
+            return 2
+        return 1 if self.diagnostics else 0
+
+
+@dataclass(slots=True)
+class _Analysis:
+    """A parsed file with its model records; dropped as soon as it has been linted."""
+
+    display_path: str
+    text: str
+    module: cst.Module
+    records: ModuleRecords
+    summary: ModuleSummary
+
+
+@dataclass(slots=True)
+class _Outcome:
+    diagnostics: list[Diagnostic]
+    errors: list[FileError]
+    summary: ModuleSummary | None = None
+    signature: dict[str, FunctionTrace] = field(default_factory=dict)
+
+
+class Linter:
+    """Lints files with one configuration. Thread-compatible, not thread-safe."""
+
+    def __init__(self, configuration: Configuration, select: Sequence[str] | None = None,
+                 ignore: Sequence[str] = ()) -> None:
+        self.configuration = configuration
+        settings = configuration.settings
+        self.settings: Settings = settings
+        self.codes = selected_codes(select if select is not None else settings.select, (*settings.ignore, *ignore))
+        self.rules = [rule for rule in all_rules() if rule.code in self.codes]
+
+    # -------------------------------------------------------------------------------- one file
+    def analyze(self, display_path: str, data: bytes, module: ModuleName) -> _Analysis | _Outcome:
+        """Decode, parse and model one file; an _Outcome with JAX001 or an error when that fails."""
+        try:
+            text = decode_source(data).text
+        except SourceDecodeError as exc:
+            return self._syntax_error(display_path, str(exc), exc.line, 0, "")
+        parsed = parse_source(text)
+        if isinstance(parsed, ParseFailure):
+            return self._syntax_error(display_path, parsed.message, parsed.line, parsed.column, text)
+        builder = ModelBuilder(module.name, display_path, self.settings.extra_jit_decorators, module.package)
+        try:
+            records, summary = builder.build(parsed)
+        except RecursionError:
+            return _Outcome([], [FileError(display_path, "too deeply nested to analyze; file skipped")])
+        return _Analysis(display_path, text, parsed, records, summary)
+
+    def lint(self, analysis: _Analysis, solution: Solution) -> _Outcome:
+        """Run the enabled rules over an analysed file with a solved project state."""
+        ignored = self._per_file_ignores(analysis.display_path)
+        context = RuleContext(analysis.display_path, SemanticModel(analysis.records, analysis.summary, solution))
+        rules = [rule(context) for rule in self.rules if not (ignored and rule.code.startswith(ignored))]
+        walker = RuleWalker(rules, context)
+        errors = list(walker.errors)
+        try:
+            walker.walk(analysis.module)
+        except RecursionError:
+            errors.append(FileError(analysis.display_path, "too deeply nested to analyze; file skipped"))
+            return _Outcome([], errors)
+        errors.extend(walker.errors)
+        diagnostics = _located(analysis.display_path, analysis.module, context.reports)
+        diagnostics = Suppressions.scan(analysis.text.splitlines()).filter(diagnostics)
+        signature = {key: trace for key in analysis.summary.functions if (trace := solution.trace_of(key))}
+        return _Outcome(diagnostics, errors, analysis.summary, signature)
+
+    def check_file(self, display_path: str, data: bytes, module: ModuleName,
+                   solution: Solution | None = None) -> _Outcome:
+        """Analyse and lint one file; without `solution`, solve it on its own."""
+        analysis = self.analyze(display_path, data, module)
+        if isinstance(analysis, _Outcome):
+            return analysis
+        return self.lint(analysis, solution if solution is not None else solve([analysis.summary]))
+
+    def _syntax_error(self, path: str, message: str, line: int, column: int, text: str) -> _Outcome:
+        ignored = self._per_file_ignores(path)
+        if SYNTAX_ERROR_CODE not in self.codes or (ignored and SYNTAX_ERROR_CODE.startswith(ignored)):
+            return _Outcome([], [])
+        start = Position(line, column)
+        diagnostic = Diagnostic(path, Range(start, start), SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, message)
+        return _Outcome(Suppressions.scan(text.splitlines()).filter([diagnostic]), [])
+
+    def _per_file_ignores(self, display_path: str) -> tuple[str, ...]:
+        table = self.settings.per_file_ignores
+        if not table:
+            return ()
+        path = Path(display_path).resolve()
+        try:
+            relative = path.relative_to(self.configuration.root).as_posix()
+        except ValueError:
+            relative = path.as_posix()
+        codes: list[str] = []
+        for pattern, ignored in table.items():
+            if fnmatch.fnmatchcase(relative, pattern) or fnmatch.fnmatchcase(path.name, pattern):
+                codes.extend(ignored)
+        return tuple(codes)
+
+    # ------------------------------------------------------------------------------ many files
+    def check_paths(self, paths: Sequence[Path]) -> CheckReport:
+        """Check files and folders, linking them (and their importers) through the project solve."""
+        return run_with_deep_stack(lambda: self._check_paths(paths))
+
+    def _check_paths(self, paths: Sequence[Path]) -> CheckReport:
+        root = project_root(paths[0] if paths else Path("."))
+        finder = FileFinder(self.settings.all_excludes, root)
+        report = CheckReport()
+        outcomes: dict[Path, _Outcome] = {}
+        modules: dict[Path, ModuleName] = {}
+        for path in finder.files(paths):
+            data = _read(path, report)
+            if data is None:
+                continue
+            report.files_checked += 1
+            modules[path] = module_name_for(path)
+            outcomes[path] = self.check_file(str(path), data, modules[path])
+        summaries = [o.summary for o in outcomes.values() if o.summary is not None]
+        summaries += self._importer_summaries(root, finder, modules)
+        if len(summaries) > 1:
+            solution = solve(summaries)
+            for path, outcome in outcomes.items():
+                if outcome.summary is None:
+                    continue
+                signature = {k: t for k in outcome.summary.functions if (t := solution.trace_of(k))}
+                if signature != outcome.signature:
+                    data = _read(path, report)
+                    if data is not None:
+                        outcomes[path] = self.check_file(str(path), data, modules[path], solution)
+        for outcome in outcomes.values():
+            report.diagnostics.extend(outcome.diagnostics)
+            report.errors.extend(outcome.errors)
+        report.diagnostics = _deduplicated(report.diagnostics)
+        return report
+
+    def _importer_summaries(self, root: Path, finder: FileFinder,
+                            checked: dict[Path, ModuleName]) -> list[ModuleSummary]:
+        """Summaries of project modules outside the checked set that import a checked module."""
+        known = {path.resolve() for path in checked}
+        candidates: dict[Path, tuple[ModuleName, str]] = {}
+        for path in finder.files([root]):
+            resolved = path.resolve()
+            if resolved in known:
+                continue
+            try:
+                text = decode_source(resolved.read_bytes()).text
+            except (OSError, SourceDecodeError):
+                continue
+            candidates[resolved] = (module_name_for(resolved), text)
+        summaries = []
+        for path in importers_of((m.name for m in checked.values()), candidates, known):
+            module, text = candidates[path]
+            analysis = self.analyze(str(path), text.encode(), module)
+            if isinstance(analysis, _Analysis):
+                summaries.append(analysis.summary)
+        return summaries
+
+
+# ---------------------------------------------------------------------------------- module API
+def check_paths(paths: Sequence[Path | str], configuration: Configuration | None = None,
+                select: Sequence[str] | None = None, ignore: Sequence[str] = ()) -> CheckReport:
+    """Check files and folders with `configuration` (default settings when None)."""
+    linter = Linter(configuration or Configuration(), select, ignore)
+    return linter.check_paths([Path(p) for p in paths])
+
+
+def check_source(source: str | bytes, path: str = "<source>", settings: Settings | None = None,
+                 module: str = "snippet") -> CheckReport:
+    """Check one source text as module `module` (no project around it)."""
+    linter = Linter(Configuration(settings=settings or Settings()))
+    data = source.encode() if isinstance(source, str) else source
+    name = ModuleName(module, module.rpartition(".")[0])
+    outcome = run_with_deep_stack(lambda: linter.check_file(path, data, name))
+    return CheckReport(_deduplicated(outcome.diagnostics), outcome.errors, 1)
+
+
+# ------------------------------------------------------------------------------------- helpers
+def _read(path: Path, report: CheckReport) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        report.errors.append(FileError(str(path), f"cannot read: {exc.strerror or exc}"))
+        return None
+
+
+def _located(path: str, module: cst.Module, reports: Iterable[Report]) -> list[Diagnostic]:
+    """Turn reports into diagnostics, computing positions once per file and only when needed."""
+    reports = list(reports)
+    if not reports:
+        return []
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    diagnostics = []
+    for report in reports:
+        code_range = positions[report.node]
+        start = Position(code_range.start.line, code_range.start.column)
+        end = Position(code_range.end.line, code_range.end.column)
+        diagnostics.append(Diagnostic(path, Range(start, end), report.code, report.name, report.message))
+    return diagnostics
+
+
+def _deduplicated(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    return sorted(set(diagnostics))

@@ -1,0 +1,101 @@
+"""The rule base class and the VALID/INVALID example types that double as tests."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import libcst as cst
+
+from jaxcheck.analyzer.semantics import FunctionTrace, SemanticModel
+
+KEBAB_NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+RULE_CODE = re.compile(r"^JAX\d{3}$")
+
+
+@dataclass(frozen=True, slots=True)
+class Valid:
+    """Source that the rule must leave alone (a near miss of an INVALID case)."""
+
+    code: str | bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Invalid:
+    """Source the rule must flag, first at `line`/`column` (1-based, as printed by the CLI).
+    `message` is a substring the first finding's message must contain, when given."""
+
+    code: str | bytes
+    line: int
+    column: int
+    message: str | None = None
+
+
+@dataclass(slots=True)
+class Report:
+    """A finding as a rule raises it, before positions are computed."""
+
+    node: cst.CSTNode
+    code: str
+    name: str
+    message: str
+
+
+@dataclass(slots=True)
+class RuleContext:
+    """What rules see while the walker visits one module. `function` is the key of the innermost
+    function or lambda whose body is being visited (None at module level)."""
+
+    path: str
+    model: SemanticModel
+    function: str | None = None
+    reports: list[Report] = field(default_factory=list)
+
+
+class Rule:
+    """Base class of every rule: one class per module in `jaxcheck.rules`.
+
+    Subclasses set `code`, `name` (kebab-case, naming the bad pattern), `summary` (one line),
+    a docstring with the sections What it does / Why is this bad? / Example / Use instead / Fix
+    safety, and `VALID`/`INVALID` examples. They define `visit_<NodeType>`/`leave_<NodeType>`
+    methods, which the walker calls in one batched traversal, and report with :meth:`report`.
+    """
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    default_enabled: ClassVar[bool] = True
+    VALID: ClassVar[tuple[Valid, ...]] = ()
+    INVALID: ClassVar[tuple[Invalid, ...]] = ()
+
+    def __init__(self, context: RuleContext) -> None:
+        self.context = context
+        self.model = context.model
+
+    def report(self, node: cst.CSTNode, message: str) -> None:
+        """Record a finding at `node`."""
+        self.context.reports.append(Report(node, self.code, self.name, message))
+
+    @property
+    def trace(self) -> FunctionTrace | None:
+        """How the function being visited (or the traced function it is nested in) is traced."""
+        return self.model.enclosing_trace(self.context.function)
+
+    def transform_name(self) -> str:
+        """A short name of a transform tracing the current function, for messages."""
+        trace = self.trace
+        return min(trace.transforms) if trace is not None and trace.transforms else "jax.jit"
+
+
+def static_hint(model: SemanticModel, node: cst.BaseExpression, function: str | None) -> str:
+    """", or if 'n' is a Python configuration value, mark it static ..." when `node` is traced through
+    parameters of a function that a transform is applied to directly; "" otherwise."""
+    trace = model.trace_of(function)
+    params = model.traced_parameters(node, function)
+    if trace is None or not trace.direct or not params:
+        return ""
+    names = ", ".join(repr(p) for p in params)
+    if len(params) == 1:
+        return f"; if {names} is a Python configuration value, mark it static with `static_argnames=({names},)`"
+    return f"; if {names} are Python configuration values, mark them static with `static_argnames=({names})`"

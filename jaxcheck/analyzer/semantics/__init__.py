@@ -1,0 +1,14 @@
+"""The one semantic model of JAX tracing that every rule asks.
+
+- :mod:`.jax_api`: what JAX's API does (which calls trace a function, which return static values).
+- :mod:`.scopes`: Python scopes, bindings and import-qualified names, resolved in the model's own pass.
+- :mod:`.values`: abstract values (which parameters a value depends on, whether it is a boolean mask).
+- :mod:`.summary`: per-module summaries (functions, trace roots, call edges) that cross files.
+- :mod:`.builder`: the single traversal that interprets a module into values and a summary.
+- :mod:`.solver`: the fixpoint that decides which functions are traced and which parameters carry tracers.
+- :mod:`.model`: the facade rules query (`is_traced`, `trace_of`, `qualified_name`, ...).
+"""
+
+from jaxcheck.analyzer.semantics.model import FunctionTrace, SemanticModel
+
+__all__ = ["FunctionTrace", "SemanticModel"]

@@ -1,0 +1,1081 @@
+"""The one traversal that builds a module's semantic model.
+
+:class:`ModelBuilder` walks the module once, abstract-interpreting every statement and expression:
+it resolves imports and scopes, records the abstract :class:`Value` of each expression that could be
+traced, finds trace roots (decorators, `jax.jit(f)`, lax bodies, Flax methods) and call edges, and
+emits the module's :class:`ModuleSummary`. Function bodies are interpreted after the enclosing scope
+is complete (pyflakes-style deferral), so helpers defined below their callers resolve.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+import libcst as cst
+
+from jaxcheck.analyzer.project import absolute_module
+from jaxcheck.analyzer.semantics import jax_api
+from jaxcheck.analyzer.semantics.scopes import (
+    VARIABLE,
+    Binding,
+    BindingKind,
+    Scope,
+    ScopeKind,
+    qualified_name,
+)
+from jaxcheck.analyzer.semantics.summary import (
+    CallArguments,
+    CallEdge,
+    FunctionSummary,
+    ModuleSummary,
+    TraceRoot,
+    TraceSpec,
+)
+from jaxcheck.analyzer.semantics.values import (
+    BOOL_MASK,
+    PYTHON_CONTAINER,
+    UNKNOWN,
+    CallDep,
+    Deps,
+    ParamDep,
+    StagedDep,
+    Value,
+    combine,
+)
+
+Env = dict[str, Value]
+FunctionNode = cst.FunctionDef | cst.Lambda
+
+_ELEMENTWISE_BUILTINS = frozenset(
+    f"builtins.{n}" for n in ("abs", "min", "max", "sum", "round", "pow", "divmod", "sorted", "reversed", "iter", "next")
+)
+_CONTAINER_BUILTINS = frozenset(
+    f"builtins.{n}" for n in ("list", "tuple", "sorted", "dict", "set", "frozenset")
+)
+_ORDERING_OPERATORS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+_MASK_OPERATORS = (cst.BitAnd, cst.BitOr, cst.BitXor)
+_EXTERNAL_PREFIXES = ("builtins.", "jax.", "numpy.", "math.", "functools.", "typing.")
+
+
+@dataclass(slots=True)
+class ModuleRecords:
+    """What the builder learned about one module's nodes, keyed by `id(node)` (nodes stay alive)."""
+
+    values: dict[int, Value] = field(default_factory=dict)
+    call_names: dict[int, str] = field(default_factory=dict)
+    function_keys: dict[int, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _PendingBody:
+    node: FunctionNode
+    key: str
+    scope: Scope
+
+
+class ModelBuilder:
+    """Interprets one module. Use :meth:`build`; the instance is single-use."""
+
+    def __init__(self, module_name: str, path: str, extra_jit: Iterable[str] = (), package: str | None = None) -> None:
+        self.module_name = module_name
+        self.path = path
+        self.package = package if package is not None else module_name.rpartition(".")[0]
+        self.transforms = dict(jax_api.TRANSFORMS)
+        for name in extra_jit:
+            self.transforms[name] = jax_api.Transform(name, True, ("static_argnums",), ("static_argnames",))
+        self.records = ModuleRecords()
+        self.functions: dict[str, FunctionSummary] = {}
+        self.roots: dict[tuple[str, TraceSpec], TraceRoot] = {}
+        self.edges: dict[int, CallEdge] = {}
+        self.returns: dict[str, Value] = {}
+        self.tuple_returns: dict[str, tuple[Value, ...] | None] = {}
+        self.flax_classes: set[str] = set()
+        self.scope = Scope(ScopeKind.MODULE, module_name, None)
+        self._pending: deque[_PendingBody] = deque()
+        self._lambda_counts: dict[str, int] = {}
+        self._statement_handlers: dict[type[cst.CSTNode], Callable[[cst.CSTNode], None]] = {
+            cst.SimpleStatementLine: self._simple_statement_line,
+            cst.FunctionDef: self._function_def,
+            cst.ClassDef: self._class_def,
+            cst.If: self._if,
+            cst.For: self._for,
+            cst.While: self._while,
+            cst.Try: self._try,
+            cst.TryStar: self._try,
+            cst.With: self._with,
+            cst.Match: self._match,
+        }
+        self._expression_handlers: dict[type[cst.CSTNode], Callable[[cst.CSTNode], Value]] = {
+            cst.Name: self._name,
+            cst.Attribute: self._attribute,
+            cst.Call: self._call,
+            cst.Subscript: self._subscript,
+            cst.BinaryOperation: self._binary,
+            cst.UnaryOperation: self._unary,
+            cst.BooleanOperation: self._boolean,
+            cst.Comparison: self._comparison,
+            cst.IfExp: self._if_exp,
+            cst.Tuple: self._sequence,
+            cst.List: self._sequence,
+            cst.Set: self._sequence,
+            cst.Dict: self._dict,
+            cst.ListComp: self._comprehension,
+            cst.SetComp: self._comprehension,
+            cst.GeneratorExp: self._comprehension,
+            cst.DictComp: self._comprehension,
+            cst.Lambda: self._lambda,
+            cst.NamedExpr: self._named_expr,
+            cst.FormattedString: self._formatted_string,
+            cst.Await: self._await,
+            cst.Yield: self._yield,
+            cst.StarredElement: self._starred,
+        }
+
+    # ----------------------------------------------------------------------------------- driving
+    def build(self, module: cst.Module) -> tuple[ModuleRecords, ModuleSummary]:
+        """Interpret `module`; return the node records and the module summary."""
+        self._block(module.body)
+        while self._pending:
+            self._function_body(self._pending.popleft())
+        functions = {
+            key: FunctionSummary(
+                key, f.positional, f.keyword_only, f.var_positional, f.var_keyword, f.array_params,
+                f.non_array_params, f.parent, self.returns.get(key, UNKNOWN).deps, self._return_elements(key),
+            )
+            for key, f in self.functions.items()
+        }
+        exports = {name: b.target for name, b in self.scope.bindings.items() if b.kind is not BindingKind.VARIABLE}
+        summary = ModuleSummary(
+            self.module_name, self.path, functions, tuple(self.roots.values()), tuple(self.edges.values()), exports
+        )
+        return self.records, summary
+
+    def _return_elements(self, key: str) -> tuple[Deps, ...] | None:
+        elements = self.tuple_returns.get(key)
+        return None if elements is None else tuple(element.deps for element in elements)
+
+    def _record_return(self, value: Value) -> None:
+        """Join `value` into the current function's return value (per element for tuple returns)."""
+        key = self._function_key
+        previous = self.returns.get(key)
+        self.returns[key] = value if previous is None else previous.joined(value)
+        elements = self.tuple_returns.get(key, ()) if previous is not None else None
+        if value.elements is None or (elements is not None and len(elements) != len(value.elements)):
+            self.tuple_returns[key] = None
+        elif elements is None:
+            self.tuple_returns[key] = value.elements
+        else:
+            self.tuple_returns[key] = tuple(a.joined(b) for a, b in zip(elements, value.elements))
+
+    def _block(self, statements: Sequence[cst.CSTNode]) -> None:
+        for statement in statements:
+            handler = self._statement_handlers.get(type(statement))
+            if handler is not None:
+                handler(statement)
+
+    def _suite(self, suite: cst.BaseSuite) -> None:
+        if isinstance(suite, cst.IndentedBlock):
+            self._block(suite.body)
+        else:
+            self._small_statements(suite.body)  # type: ignore[attr-defined]
+
+    @property
+    def _function_key(self) -> str:
+        return self.scope.function_scope().key
+
+    @property
+    def _in_function(self) -> bool:
+        return self.scope.function_scope().kind is ScopeKind.FUNCTION
+
+    # -------------------------------------------------------------------------------- statements
+    def _simple_statement_line(self, node: cst.CSTNode) -> None:
+        assert isinstance(node, cst.SimpleStatementLine)
+        self._small_statements(node.body)
+
+    def _small_statements(self, statements: Sequence[cst.BaseSmallStatement]) -> None:
+        for statement in statements:
+            if isinstance(statement, cst.Expr):
+                self._eval(statement.value)
+            elif isinstance(statement, cst.Assign):
+                value = self._eval(statement.value)
+                for target in statement.targets:
+                    self._bind(target.target, value)
+            elif isinstance(statement, cst.AnnAssign):
+                if statement.value is not None:
+                    self._bind(statement.target, self._eval(statement.value))
+            elif isinstance(statement, cst.AugAssign):
+                self._aug_assign(statement)
+            elif isinstance(statement, cst.Return):
+                if statement.value is not None:
+                    self._record_return(self._eval(statement.value))
+            elif isinstance(statement, (cst.Import, cst.ImportFrom)):
+                self._import(statement)
+            elif isinstance(statement, (cst.Global, cst.Nonlocal)):
+                if isinstance(statement, cst.Global):
+                    self.scope.declared_global.update(item.name.value for item in statement.names)
+            elif isinstance(statement, cst.Assert):
+                self._eval(statement.test)
+                if statement.msg is not None:
+                    self._eval(statement.msg)
+            elif isinstance(statement, cst.Raise):
+                if statement.exc is not None:
+                    self._eval(statement.exc)
+            elif isinstance(statement, cst.Del):
+                self._eval_target_parts(statement.target)
+
+    def _aug_assign(self, node: cst.AugAssign) -> None:
+        value = self._eval(node.value)
+        if isinstance(node.target, cst.Name):
+            current = self.scope.load(node.target.value)
+            flags = current.flags & value.flags & PYTHON_CONTAINER
+            self._bind(node.target, combine((current, value), flags))
+        else:
+            self._eval_target_parts(node.target)
+
+    def _import(self, node: cst.Import | cst.ImportFrom) -> None:
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                dotted = _dotted(alias.name)
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    self.scope.bind(alias.asname.name.value, Binding(BindingKind.IMPORT, jax_api.canonical(dotted)))
+                else:
+                    top = dotted.partition(".")[0]
+                    self.scope.bind(top, Binding(BindingKind.IMPORT, top))
+            return
+        base = self._import_base(node)
+        if base is None or isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            name = _dotted(alias.name)
+            local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
+            target = f"{base}.{name}" if base else name
+            self.scope.bind(local, Binding(BindingKind.IMPORT, jax_api.canonical(target)))
+
+    def _import_base(self, node: cst.ImportFrom) -> str | None:
+        module = _dotted(node.module) if node.module is not None else ""
+        return absolute_module(len(node.relative), module, self.package)
+
+    def _function_def(self, node: cst.CSTNode) -> None:
+        assert isinstance(node, cst.FunctionDef)
+        for decorator in node.decorators:
+            self._eval(decorator.decorator)
+        self._eval_parameter_defaults(node.params)
+        key = self._new_function(node, node.name.value)
+        self.scope.bind(node.name.value, Binding(BindingKind.FUNCTION, key))
+        for decorator in node.decorators:
+            self._decorator_root(decorator.decorator, key)
+        if self.scope.kind is ScopeKind.CLASS and self.scope.key in self.flax_classes:
+            compact = any(qualified_name(self.scope, d.decorator) == jax_api.FLAX_COMPACT for d in node.decorators)
+            if compact or node.name.value in jax_api.FLAX_TRACED_METHODS:
+                spec = TraceSpec("flax.linen.Module", True, array_params_only=True, bound_positional=1)
+                self._add_root(key, spec)
+        self._pending.append(_PendingBody(node, key, self.scope))
+
+    def _class_def(self, node: cst.CSTNode) -> None:
+        assert isinstance(node, cst.ClassDef)
+        for decorator in node.decorators:
+            self._eval(decorator.decorator)
+        is_flax = False
+        for base in node.bases:
+            self._eval(base.value)
+            name = qualified_name(self.scope, base.value)
+            is_flax |= name in jax_api.FLAX_MODULE_BASES or name in self.flax_classes
+        for keyword in node.keywords:
+            self._eval(keyword.value)
+        key = self._child_key(node.name.value)
+        self.scope.bind(node.name.value, Binding(BindingKind.CLASS, key))
+        if is_flax:
+            self.flax_classes.add(key)
+        outer = self.scope
+        self.scope = Scope(ScopeKind.CLASS, key, outer)
+        try:
+            self._suite(node.body)
+        finally:
+            self.scope = outer
+
+    def _if(self, node: cst.CSTNode) -> None:
+        assert isinstance(node, cst.If)
+        self._eval(node.test)
+        concrete_if_true, concrete_if_false = self._isinstance_narrowing(node.test)
+        before = dict(self._env)
+        self._forget(concrete_if_true)
+        self._suite(node.body)
+        after_body = self._swap_env(before)
+        self._forget(concrete_if_false)
+        if node.orelse is not None:
+            if isinstance(node.orelse, cst.If):
+                self._if(node.orelse)
+            else:
+                self._suite(node.orelse.body)
+        self._join_env(after_body)
+
+    def _isinstance_narrowing(self, test: cst.BaseExpression) -> tuple[set[str], set[str]]:
+        """Names proven concrete (not tracers) when `test` is true, and when it is false:
+        `isinstance(x, int)` proves `x` concrete when true, `isinstance(x, jax.core.Tracer)` when false."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            when_true, when_false = self._isinstance_narrowing(test.expression)
+            return when_false, when_true
+        if isinstance(test, cst.BooleanOperation):
+            left_true, left_false = self._isinstance_narrowing(test.left)
+            right_true, right_false = self._isinstance_narrowing(test.right)
+            if isinstance(test.operator, cst.And):
+                return left_true | right_true, set()
+            return set(), left_false | right_false
+        if not (isinstance(test, cst.Call) and self.records.call_names.get(id(test)) == "builtins.isinstance"):
+            return set(), set()
+        if len(test.args) != 2 or not isinstance(test.args[0].value, cst.Name):
+            return set(), set()
+        types = test.args[1].value
+        members = [e.value for e in types.elements] if isinstance(types, cst.Tuple) else [types]
+        names = [qualified_name(self.scope, member) for member in members]
+        if None in names:
+            return set(), set()
+        subject = {test.args[0].value.value}
+        if all(name in jax_api.TRACER_TYPES for name in names):
+            return set(), subject
+        if not any(name in jax_api.TRACER_TYPES for name in names):
+            return subject, set()
+        return set(), set()
+
+    def _forget(self, names: set[str]) -> None:
+        """Mark `names` as concrete in the current branch (shadowing any enclosing comprehension value)."""
+        for name in names:
+            self.scope.env[name] = UNKNOWN
+
+    def _for(self, node: cst.CSTNode) -> None:
+        assert isinstance(node, cst.For)
+        element = self._iteration_value(node.iter, self._eval(node.iter))
+        self._loop(lambda: (self._bind(node.target, element), self._suite(node.body)))
+        if node.orelse is not None:
+            self._suite(node.orelse.body)
+
+    def _while(self, node: cst.CSTNode) -> None:
+        assert isinstance(node, cst.While)
+        self._loop(lambda: (self._eval(node.test), self._suite(node.body)))
+        if node.orelse is not None:
+            self._suite(node.orelse.body)
+
+    def _loop(self, body: Callable[[], object]) -> None:
+        """Interpret a loop body until its environment is stable (at most twice): loop-carried values
+        seen on the second pass, so `acc = acc + x` is traced at its use in the next iteration."""
+        before = dict(self._env)
+        body()
+        self._join_env(before)
+        if self._env != before:
+            entry = dict(self._env)
+            body()
+            self._join_env(entry)
+
+    def _try(self, node: cst.CSTNode) -> None:
+        assert isinstance(node, (cst.Try, cst.TryStar))
+        before = dict(self._env)
+        self._suite(node.body)
+        self._join_env(before)
+        after_body = dict(self._env)
+        for handler in node.handlers:
+            self._swap_env(dict(after_body))
+            if handler.type is not None:
+                self._eval(handler.type)
+            if handler.name is not None:
+                self._bind(handler.name.name, UNKNOWN)
+            self._suite(handler.body)
+            after_body = self._merged(after_body, self._env)
+        self._swap_env(after_body)
+        if node.orelse is not None:
+            self._suite(node.orelse.body)
+        if node.finalbody is not None:
+            self._suite(node.finalbody.body)
+
+    def _with(self, node: cst.CSTNode) -> None:
+        assert isinstance(node, cst.With)
+        for item in node.items:
+            self._eval(item.item)
+            if item.asname is not None:
+                self._bind(item.asname.name, UNKNOWN)
+        self._suite(node.body)
+
+    def _match(self, node: cst.CSTNode) -> None:
+        assert isinstance(node, cst.Match)
+        self._eval(node.subject)
+        before = dict(self._env)
+        merged = dict(before)
+        for case in node.cases:
+            self._swap_env(dict(before))
+            if case.guard is not None:
+                self._eval(case.guard)
+            self._suite(case.body)
+            merged = self._merged(merged, self._env)
+        self._swap_env(merged)
+
+    # ----------------------------------------------------------------------- environment helpers
+    @property
+    def _env(self) -> Env:
+        return self.scope.function_scope().env
+
+    def _swap_env(self, env: Env) -> Env:
+        scope = self.scope.function_scope()
+        previous, scope.env = scope.env, env
+        return previous
+
+    def _join_env(self, other: Env) -> None:
+        self._swap_env(self._merged(self._env, other))
+
+    @staticmethod
+    def _merged(first: Env, second: Env) -> Env:
+        merged = dict(first)
+        for name, value in second.items():
+            current = merged.get(name)
+            merged[name] = value if current is None else current.joined(value)
+        return {name: value for name, value in merged.items() if value}
+
+    # ---------------------------------------------------------------------------------- binding
+    def _bind(self, target: cst.BaseExpression, value: Value) -> None:
+        if isinstance(target, cst.Name):
+            self.scope.bind(target.value, VARIABLE, value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elements = target.elements
+            starred = any(isinstance(e, cst.StarredElement) for e in elements)
+            parts = value.elements if value.elements is not None else _call_elements(value, len(elements))
+            if parts is not None and not starred and len(parts) == len(elements):
+                for element, part in zip(elements, parts):
+                    self._bind(element.value, part)
+            else:
+                part = value.element()
+                for element in elements:
+                    inner = Value(part.deps, PYTHON_CONTAINER) if isinstance(element, cst.StarredElement) else part
+                    self._bind(element.value, inner)
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value, value)
+        else:
+            self._eval_target_parts(target)
+
+    def _eval_target_parts(self, target: cst.BaseExpression) -> None:
+        """Record the sub-expressions of a store target (`x[i]`, `obj.attr`, tuples of those)."""
+        if isinstance(target, cst.Subscript):
+            self._eval(target.value)
+            self._slice(target.slice)
+        elif isinstance(target, cst.Attribute):
+            self._eval(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._eval_target_parts(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._eval_target_parts(target.value)
+
+    def _iteration_value(self, iterable: cst.BaseExpression, value: Value) -> Value:
+        """The value bound to a loop or comprehension target iterating over `iterable`."""
+        if isinstance(iterable, cst.Call):
+            name = self.records.call_names.get(id(iterable))
+            args = [self._known(a.value) for a in iterable.args if not a.star]
+            if name == "builtins.enumerate" and args:
+                return Value(args[0].element().deps, 0, (UNKNOWN, args[0].element()))
+            if name == "builtins.zip":
+                parts = tuple(a.element() for a in args)
+                return Value(combine(parts).deps, 0, parts)
+            if name == "builtins.range":
+                return UNKNOWN
+            func = iterable.func
+            if isinstance(func, cst.Attribute):
+                receiver = self._known(func.value)
+                method = func.attr.value
+                if method == "items":
+                    return Value(receiver.deps, 0, (UNKNOWN, Value(receiver.deps) if receiver.deps else UNKNOWN))
+                if method == "keys":
+                    return UNKNOWN
+        return value.element()
+
+    def _known(self, node: cst.BaseExpression) -> Value:
+        """The value already recorded for an evaluated expression."""
+        return self.records.values.get(id(node), UNKNOWN)
+
+    # ------------------------------------------------------------------------------- functions
+    def _child_key(self, name: str) -> str:
+        scope = self.scope.function_scope() if self.scope.kind is ScopeKind.COMPREHENSION else self.scope
+        if scope.kind is ScopeKind.FUNCTION:
+            return f"{scope.key}.<locals>.{name}"
+        return f"{scope.key}.{name}"
+
+    def _new_function(self, node: FunctionNode, name: str) -> str:
+        existing = self.records.function_keys.get(id(node))
+        if existing is not None:
+            return existing
+        key = self._child_key(name)
+        if key in self.functions:
+            suffix = 2
+            while f"{key}#{suffix}" in self.functions:
+                suffix += 1
+            key = f"{key}#{suffix}"
+        params = node.params
+        positional = tuple(p.name.value for p in (*params.posonly_params, *params.params))
+        keyword_only = tuple(p.name.value for p in params.kwonly_params)
+        star = params.star_arg.name.value if isinstance(params.star_arg, cst.Param) else None
+        star_kw = params.star_kwarg.name.value if params.star_kwarg is not None else None
+        annotated = [p for p in (*params.posonly_params, *params.params, *params.kwonly_params) if p.annotation]
+        array_params = frozenset(
+            p.name.value for p in annotated if self._is_array_annotation(p.annotation.annotation)  # type: ignore[union-attr]
+        )
+        non_array_params = frozenset(
+            p.name.value for p in annotated if self._is_non_array_annotation(p.annotation.annotation)  # type: ignore[union-attr]
+        )
+        enclosing = self.scope.function_scope()
+        parent = enclosing.key if enclosing.kind is ScopeKind.FUNCTION else None
+        self.functions[key] = FunctionSummary(
+            key, positional, keyword_only, star, star_kw, array_params, non_array_params, parent
+        )
+        self.records.function_keys[id(node)] = key
+        return key
+
+    def _is_array_annotation(self, annotation: cst.BaseExpression) -> bool:
+        if isinstance(annotation, cst.Subscript):
+            base = qualified_name(self.scope, annotation.value)
+            return base in jax_api.JAXTYPING_DTYPES
+        if isinstance(annotation, (cst.SimpleString, cst.ConcatenatedString)):
+            return False
+        return qualified_name(self.scope, annotation) in jax_api.ARRAY_ANNOTATIONS
+
+    def _is_non_array_annotation(self, annotation: cst.BaseExpression) -> bool:
+        """`str`, `Callable[...]`, `DTypeLike | None`, `Optional[str]`: types that never hold a tracer."""
+        if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+            return self._is_non_array_annotation(annotation.left) and self._is_non_array_annotation(annotation.right)
+        if isinstance(annotation, cst.Name) and annotation.value == "None":
+            return True
+        if isinstance(annotation, cst.Subscript):
+            base = qualified_name(self.scope, annotation.value)
+            if base in ("typing.Optional", "typing.Union"):
+                return all(
+                    isinstance(e.slice, cst.Index) and self._is_non_array_annotation(e.slice.value)
+                    for e in annotation.slice
+                )
+            return base in jax_api.NON_ARRAY_ANNOTATIONS
+        name = qualified_name(self.scope, annotation)
+        return name is not None and (name in jax_api.NON_ARRAY_ANNOTATIONS or name.endswith(".DTypeLike"))
+
+    def _function_scope(self, node: FunctionNode, key: str, defining: Scope) -> Scope:
+        """A fresh scope for `node`'s body whose parameters carry their own dependencies."""
+        closure: tuple[Env, ...] = ()
+        outer = defining.function_scope()
+        if outer.kind is ScopeKind.FUNCTION:
+            closure = (dict(outer.env), *outer.closure)
+        scope = Scope(ScopeKind.FUNCTION, key, defining, closure=closure)
+        function = self.functions[key]
+        names = [*function.positional, *function.keyword_only]
+        names += [n for n in (function.var_positional, function.var_keyword) if n is not None]
+        for name in names:
+            scope.bind(name, VARIABLE, Value(frozenset({ParamDep(key, name)})))
+        for name in (function.var_positional, function.var_keyword):
+            if name is not None:
+                scope.bind(name, VARIABLE, Value(frozenset({ParamDep(key, name)}), PYTHON_CONTAINER))
+        if defining.kind is ScopeKind.CLASS and function.positional:
+            scope.self_name = function.positional[0]
+            scope.class_scope = defining
+        return scope
+
+    def _function_body(self, pending: _PendingBody) -> None:
+        node = pending.node
+        assert isinstance(node, cst.FunctionDef)
+        outer = self.scope
+        self.scope = self._function_scope(node, pending.key, pending.scope)
+        try:
+            self._suite(node.body)
+        finally:
+            self.scope = outer
+
+    def _eval_parameter_defaults(self, params: cst.Parameters) -> None:
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.default is not None:
+                self._eval(param.default)
+
+    # ------------------------------------------------------------------------ trace roots
+    def _add_root(self, target: str, spec: TraceSpec) -> None:
+        self.roots.setdefault((target, spec), TraceRoot(target, spec))
+
+    def _decorator_root(self, decorator: cst.BaseExpression, key: str) -> None:
+        spec = self._transform_spec(decorator)
+        if spec is not None:
+            self._add_root(key, spec)
+            return
+        if isinstance(decorator, cst.Attribute) and decorator.attr.value in ("defjvp", "defvjp"):
+            owner = qualified_name(self.scope, decorator.value)
+            if owner is not None and owner in self.functions:
+                self._add_root(key, TraceSpec("jax.custom_jvp", False))
+
+    def _transform_spec(self, expression: cst.BaseExpression) -> TraceSpec | None:
+        """The TraceSpec of a decorator-like expression: `jax.jit`, `jax.jit(static_argnums=...)`,
+        `partial(jax.jit, static_argnames=...)`; None when it is not a transform."""
+        name = qualified_name(self.scope, expression)
+        if name is not None:
+            transform = self.transforms.get(name)
+            return None if transform is None else self._spec(transform, ())
+        if not isinstance(expression, cst.Call):
+            return None
+        name = self.records.call_names.get(id(expression))
+        if name in jax_api.PARTIAL and expression.args and not expression.args[0].keyword:
+            inner = qualified_name(self.scope, expression.args[0].value)
+            transform = self.transforms.get(inner) if inner is not None else None
+            return None if transform is None else self._spec(transform, expression.args[1:])
+        transform = self.transforms.get(name) if name is not None else None
+        if transform is not None and not any(a.keyword is None and not a.star for a in expression.args):
+            return self._spec(transform, expression.args)
+        return None
+
+    def _spec(self, transform: jax_api.Transform, args: Sequence[cst.Arg], first_position: int = 0) -> TraceSpec:
+        """Read static arguments and `in_axes` from a transform's arguments; `first_position` is the
+        positional index of `args[0]` in the transform's signature (the function is position 0)."""
+        static_positions: set[int] = set()
+        static_names: set[str] = set()
+        unbatched: set[int] = set()
+        readable = True
+        position = first_position
+        for arg in args:
+            if arg.star:
+                readable = False
+                continue
+            if arg.keyword is None:
+                position += 1
+                if position - 1 == transform.in_axes_position:
+                    axes = _unbatched_positions(arg.value)
+                    readable &= axes is not None
+                    unbatched.update(axes or ())
+                continue
+            keyword = arg.keyword.value
+            if keyword in transform.static_argnums:
+                numbers = _literal_ints(arg.value)
+                readable &= numbers is not None
+                static_positions.update(numbers or ())
+            elif keyword in transform.static_argnames:
+                names = _literal_strings(arg.value)
+                readable &= names is not None
+                static_names.update(names or ())
+            elif keyword == transform.in_axes:
+                axes = _unbatched_positions(arg.value)
+                readable &= axes is not None
+                unbatched.update(axes or ())
+        return TraceSpec(
+            transform.name,
+            transform.staged,
+            frozenset(static_positions),
+            frozenset(static_names),
+            frozenset(unbatched),
+            transform.array_params_only,
+            readable,
+        )
+
+    def _register_target(self, target: cst.BaseExpression, spec: TraceSpec) -> None:
+        """Record that the callable `target` is traced by `spec` (call forms and lax bodies)."""
+        if isinstance(target, cst.Lambda):
+            key = self.records.function_keys.get(id(target))
+            if key is not None:
+                self._add_root(key, spec)
+            return
+        if isinstance(target, cst.Call):
+            self._register_call_target(target, spec)
+            return
+        method = self._method_key(target)
+        if method is not None:
+            self._add_root(method, _bound(spec, 1))
+            return
+        name = qualified_name(self.scope, target)
+        if name is not None and not name.startswith("builtins."):
+            self._add_root(name, spec)
+
+    def _register_call_target(self, call: cst.Call, spec: TraceSpec) -> None:
+        """`partial(f, a, k=v)` binds parameters; a nested transform `jit(vmap(f))` composes."""
+        name = self.records.call_names.get(id(call))
+        if not call.args or call.args[0].keyword is not None or call.args[0].star:
+            return
+        first = call.args[0].value
+        if name in jax_api.PARTIAL:
+            rest = call.args[1:]
+            if any(a.star for a in rest):
+                return
+            positional = sum(1 for a in rest if a.keyword is None)
+            names = frozenset(a.keyword.value for a in rest if a.keyword is not None)
+            self._register_target(first, _bound(spec, positional, names))
+            return
+        inner = self.transforms.get(name) if name is not None else None
+        if inner is not None:
+            self._register_target(first, spec)
+            self._register_target(first, self._spec(inner, call.args[1:], first_position=1))
+
+    def _method_key(self, target: cst.BaseExpression) -> str | None:
+        """`self.method` inside a method resolves to the class's own method key."""
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)):
+            return None
+        scope = self.scope.function_scope()
+        if scope.self_name is None or scope.class_scope is None or target.value.value != scope.self_name:
+            return None
+        binding = scope.class_scope.bindings.get(target.attr.value)
+        if binding is not None and binding.kind is BindingKind.FUNCTION:
+            return binding.target
+        return None
+
+    # ------------------------------------------------------------------------------ expressions
+    def _eval(self, node: cst.BaseExpression) -> Value:
+        """Interpret `node` and its sub-expressions; record and return its abstract value."""
+        handler = self._expression_handlers.get(type(node))
+        value = handler(node) if handler is not None else UNKNOWN
+        if value:
+            self.records.values[id(node)] = value
+        return value
+
+    def _name(self, node: cst.CSTNode) -> Value:
+        assert isinstance(node, cst.Name)
+        return self.scope.load(node.value)
+
+    def _attribute(self, node: cst.CSTNode) -> Value:
+        assert isinstance(node, cst.Attribute)
+        receiver = self._eval(node.value)
+        attr = node.attr.value
+        if receiver.deps and attr in jax_api.ARRAY_VIEW_ATTRIBUTES:
+            return Value(receiver.deps)
+        return UNKNOWN
+
+    def _subscript(self, node: cst.CSTNode) -> Value:
+        assert isinstance(node, cst.Subscript)
+        value = self._eval(node.value)
+        indices = self._slice(node.slice)
+        if value.elements is not None and len(node.slice) == 1:
+            index = node.slice[0].slice
+            if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
+                position = int(index.value.value, 0)
+                if -len(value.elements) <= position < len(value.elements):
+                    return value.elements[position]
+        return combine((value.element(), *indices))
+
+    def _slice(self, elements: Sequence[cst.SubscriptElement]) -> list[Value]:
+        values: list[Value] = []
+        for element in elements:
+            part = element.slice
+            if isinstance(part, cst.Index):
+                values.append(self._eval(part.value))
+            elif isinstance(part, cst.Slice):
+                for bound in (part.lower, part.upper, part.step):
+                    if bound is not None:
+                        values.append(self._eval(bound))
+        return values
+
+    def _binary(self, node: cst.CSTNode) -> Value:
+        assert isinstance(node, cst.BinaryOperation)
+        left = self._eval(node.left)
+        right = self._eval(node.right)
+        flags = 0
+        if isinstance(node.operator, _MASK_OPERATORS) and (left.flags | right.flags) & BOOL_MASK:
+            flags = BOOL_MASK
+        elif isinstance(node.operator, cst.Add) and left.flags & right.flags & PYTHON_CONTAINER:
+            flags = PYTHON_CONTAINER
+        elif isinstance(node.operator, cst.Multiply) and (left.flags | right.flags) & PYTHON_CONTAINER:
+            if not (left.deps and right.deps):
+                flags = PYTHON_CONTAINER
+        return combine((left, right), flags)
+
+    def _unary(self, node: cst.CSTNode) -> Value:
+        assert isinstance(node, cst.UnaryOperation)
+        operand = self._eval(node.expression)
+        if isinstance(node.operator, cst.Not):
+            return UNKNOWN
+        flags = operand.flags & BOOL_MASK if isinstance(node.operator, cst.BitInvert) else 0
+        return combine((operand,), flags)
+
+    def _boolean(self, node: cst.CSTNode) -> Value:
+        assert isinstance(node, cst.BooleanOperation)
+        left = self._eval(node.left)
+        concrete_if_true, concrete_if_false = self._isinstance_narrowing(node.left)
+        # The right operand only runs when the left one is true (`and`) or false (`or`).
+        narrowed = concrete_if_true if isinstance(node.operator, cst.And) else concrete_if_false
+        return left.joined(self._eval_narrowed(node.right, narrowed))
+
+    def _eval_narrowed(self, node: cst.BaseExpression, concrete: set[str]) -> Value:
+        """Evaluate `node` in a branch where `concrete` names are known not to be tracers."""
+        if not concrete:
+            return self._eval(node)
+        scope = self.scope
+        saved = dict(scope.env)
+        self._forget(concrete)
+        try:
+            return self._eval(node)
+        finally:
+            scope.env = saved
+
+    def _comparison(self, node: cst.CSTNode) -> Value:
+        assert isinstance(node, cst.Comparison)
+        values = [self._eval(node.left)]
+        values += [self._eval(target.comparator) for target in node.comparisons]
+        if all(isinstance(target.operator, _ORDERING_OPERATORS) for target in node.comparisons):
+            return combine(values, BOOL_MASK)
+        return UNKNOWN
+
+    def _if_exp(self, node: cst.CSTNode) -> Value:
+        assert isinstance(node, cst.IfExp)
+        self._eval(node.test)
+        concrete_if_true, concrete_if_false = self._isinstance_narrowing(node.test)
+        return self._eval_narrowed(node.body, concrete_if_true).joined(self._eval_narrowed(node.orelse, concrete_if_false))
+
+    def _sequence(self, node: cst.CSTNode) -> Value:
+        assert isinstance(node, (cst.Tuple, cst.List, cst.Set))
+        values = [self._eval(element.value) for element in node.elements]
+        deps = combine(values).deps
+        if isinstance(node, cst.Set):
+            return Value(deps, PYTHON_CONTAINER)
+        starred = any(isinstance(element, cst.StarredElement) for element in node.elements)
+        return Value(deps, PYTHON_CONTAINER, None if starred else tuple(values))
+
+    def _dict(self, node: cst.CSTNode) -> Value:
+        assert isinstance(node, cst.Dict)
+        values: list[Value] = []
+        for element in node.elements:
+            if isinstance(element, cst.DictElement):
+                self._eval(element.key)
+            values.append(self._eval(element.value))
+        return Value(combine(values).deps, PYTHON_CONTAINER)
+
+    def _starred(self, node: cst.CSTNode) -> Value:
+        assert isinstance(node, cst.StarredElement)
+        return self._eval(node.value).element()
+
+    def _comprehension(self, node: cst.CSTNode) -> Value:
+        assert isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp))
+        outer = self.scope
+        first = True
+        clause: cst.CompFor | None = node.for_in
+        while clause is not None:
+            # The first iterable is evaluated in the enclosing scope, the rest inside the comprehension.
+            iterable = self._eval(clause.iter)
+            if first:
+                self.scope = Scope(ScopeKind.COMPREHENSION, outer.key, outer)
+                first = False
+            self._bind(clause.target, self._iteration_value(clause.iter, iterable))
+            for condition in clause.ifs:
+                self._eval(condition.test)
+            clause = clause.inner_for_in
+        try:
+            if isinstance(node, cst.DictComp):
+                self._eval(node.key)
+                element = self._eval(node.value)
+            else:
+                element = self._eval(node.elt)
+        finally:
+            self.scope = outer
+        if isinstance(node, cst.GeneratorExp):
+            return combine((element,))
+        return Value(element.deps, PYTHON_CONTAINER)
+
+    def _lambda(self, node: cst.CSTNode) -> Value:
+        assert isinstance(node, cst.Lambda)
+        self._eval_parameter_defaults(node.params)
+        owner = self._child_key("")  # the key prefix of the enclosing scope
+        count = self._lambda_counts.get(owner, 0) + 1
+        if id(node) not in self.records.function_keys:
+            self._lambda_counts[owner] = count
+        key = self._new_function(node, f"<lambda#{count}>")
+        outer = self.scope
+        self.scope = self._function_scope(node, key, outer)
+        try:
+            body = self._eval(node.body)
+        finally:
+            self.scope = outer
+        self.returns[key] = body
+        return UNKNOWN
+
+    def _named_expr(self, node: cst.CSTNode) -> Value:
+        assert isinstance(node, cst.NamedExpr)
+        value = self._eval(node.value)
+        if isinstance(node.target, cst.Name):
+            self.scope.function_scope().bind(node.target.value, VARIABLE, value)
+        return value
+
+    def _formatted_string(self, node: cst.CSTNode) -> Value:
+        assert isinstance(node, cst.FormattedString)
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringExpression):
+                self._eval(part.expression)
+        return UNKNOWN
+
+    def _await(self, node: cst.CSTNode) -> Value:
+        assert isinstance(node, cst.Await)
+        return self._eval(node.expression)
+
+    def _yield(self, node: cst.CSTNode) -> Value:
+        assert isinstance(node, cst.Yield)
+        if isinstance(node.value, cst.From):
+            self._eval(node.value.item)
+        elif node.value is not None:
+            self._eval(node.value)
+        return UNKNOWN
+
+    # ------------------------------------------------------------------------------------ calls
+    def _call(self, node: cst.CSTNode) -> Value:
+        assert isinstance(node, cst.Call)
+        self._eval(node.func)
+        name = qualified_name(self.scope, node.func)
+        if name is not None:
+            self.records.call_names[id(node)] = name
+        args = [self._eval(arg.value) for arg in node.args]
+        function_key = self._function_key
+        staged = Value(frozenset({StagedDep(function_key)}))
+        transform = self.transforms.get(name) if name is not None else None
+        if transform is not None:
+            self._transform_call(node, transform)
+            return UNKNOWN
+        if name in jax_api.LAX_BODIES:
+            self._lax_call(node, name)
+            return combine((staged, *args))
+        if isinstance(node.func, cst.Call) and self._transform_spec(node.func) is not None:
+            return combine((staged, *args))
+        if name is not None:
+            if jax_api.is_array_call(name):
+                flags = BOOL_MASK if name in jax_api.BOOL_RESULT_CALLS else 0
+                return combine((staged, *args), flags)
+            if name in _ELEMENTWISE_BUILTINS:
+                return combine(args)
+            if name in _CONTAINER_BUILTINS:
+                return Value(combine(args).deps, PYTHON_CONTAINER)
+            if name in self.functions:
+                return self._local_call(node, name, args, 0)
+            if self._in_function and not name.startswith(_EXTERNAL_PREFIXES):
+                self._record_edge(node, name, args, 0)
+            return UNKNOWN
+        method = self._method_key(node.func)
+        if method is not None:
+            return self._local_call(node, method, args, 1)
+        if isinstance(node.func, cst.Attribute):
+            receiver = self._known(node.func.value)
+            attr = node.func.attr.value
+            if receiver.deps and attr in jax_api.ARRAY_METHODS:
+                flags = BOOL_MASK if attr in jax_api.BOOL_METHODS else 0
+                return combine((receiver, *args), flags)
+        return UNKNOWN
+
+    def _arguments(self, node: cst.Call, args: list[Value], bound: int) -> CallArguments:
+        positional: list[Deps] = []
+        keywords: list[tuple[str, Deps]] = []
+        has_star = False
+        for arg, value in zip(node.args, args):
+            if arg.star:
+                has_star = True
+            elif arg.keyword is not None:
+                keywords.append((arg.keyword.value, value.deps))
+            elif not has_star:
+                positional.append(value.deps)
+        return CallArguments(tuple(positional), tuple(keywords), bound, has_star)
+
+    def _local_call(self, node: cst.Call, key: str, args: list[Value], bound: int) -> Value:
+        arguments = self._record_edge(node, key, args, bound)
+        return Value(frozenset({CallDep(self._function_key, key, arguments)}))
+
+    def _record_edge(self, node: cst.Call, callee: str, args: list[Value], bound: int) -> CallArguments:
+        arguments = self._arguments(node, args, bound)
+        caller = self._function_key
+        if self._in_function:
+            callee_summary = self.functions.get(callee)
+            closure = callee_summary is not None and callee_summary.parent == caller
+            self.edges[id(node)] = CallEdge(caller, callee, arguments, closure)
+        return arguments
+
+    def _transform_call(self, node: cst.Call, transform: jax_api.Transform) -> None:
+        target = _argument(node, 0, ("fun", "f"))
+        if target is not None:
+            self._register_target(target, self._spec(transform, node.args))
+
+    def _lax_call(self, node: cst.Call, name: str) -> None:
+        for slot in jax_api.LAX_BODIES[name]:
+            spec = TraceSpec(name, True, positional_limit=slot.arity)
+            body = _argument(node, slot.position, (slot.keyword,))
+            if body is None:
+                continue
+            if slot.sequence and isinstance(body, (cst.List, cst.Tuple)):
+                for element in body.elements:
+                    self._register_target(element.value, spec)
+            else:
+                self._register_target(body, spec)
+
+
+# ------------------------------------------------------------------------------------- helpers
+def _dotted(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return ""
+
+
+def _argument(node: cst.Call, position: int, keywords: tuple[str, ...]) -> cst.BaseExpression | None:
+    """The argument passed at `position` or under one of `keywords`, if given plainly."""
+    index = 0
+    for arg in node.args:
+        if arg.star:
+            return None
+        if arg.keyword is None:
+            if index == position:
+                return arg.value
+            index += 1
+        elif arg.keyword.value in keywords:
+            return arg.value
+    return None
+
+
+def _call_elements(value: Value, count: int) -> tuple[Value, ...] | None:
+    """`a, b = f(x)` for a local `f`: one CallDep per element, resolved against f's tuple returns."""
+    if len(value.deps) != 1:
+        return None
+    (dep,) = value.deps
+    if not isinstance(dep, CallDep) or dep.index is not None:
+        return None
+    return tuple(Value(frozenset({replace(dep, index=i)})) for i in range(count))
+
+
+def _bound(spec: TraceSpec, positional: int, names: frozenset[str] = frozenset()) -> TraceSpec:
+    return TraceSpec(
+        spec.transform, spec.staged, spec.static_positions, spec.static_names, spec.unbatched_positions,
+        spec.array_params_only, spec.reads_params, spec.bound_positional + positional, spec.bound_names | names,
+    )
+
+
+def _literal_ints(node: cst.BaseExpression) -> tuple[int, ...] | None:
+    """`1`, `-1`, `(0, 2)`, `[1]` -> the integers; None when not a literal."""
+    if isinstance(node, cst.Integer):
+        return (int(node.value, 0),)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = _literal_ints(node.expression)
+        return None if inner is None or len(inner) != 1 else (-inner[0],)
+    if isinstance(node, (cst.Tuple, cst.List)):
+        numbers: list[int] = []
+        for element in node.elements:
+            inner = _literal_ints(element.value)
+            if inner is None or len(inner) != 1:
+                return None
+            numbers.extend(inner)
+        return tuple(numbers)
+    return None
+
+
+def _literal_strings(node: cst.BaseExpression) -> tuple[str, ...] | None:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return (value,) if isinstance(value, str) else None
+    if isinstance(node, (cst.Tuple, cst.List)):
+        names: list[str] = []
+        for element in node.elements:
+            inner = _literal_strings(element.value)
+            if inner is None or len(inner) != 1:
+                return None
+            names.extend(inner)
+        return tuple(names)
+    return None
+
+
+def _unbatched_positions(node: cst.BaseExpression) -> tuple[int, ...] | None:
+    """Positions whose `in_axes` entry is `None`; () for a plain integer axis; None when unreadable."""
+    if isinstance(node, cst.Integer) or (isinstance(node, cst.UnaryOperation) and _literal_ints(node)):
+        return ()
+    if isinstance(node, (cst.Tuple, cst.List)):
+        positions: list[int] = []
+        for index, element in enumerate(node.elements):
+            if isinstance(element, cst.StarredElement):
+                return None
+            if isinstance(element.value, cst.Name) and element.value.value == "None":
+                positions.append(index)
+        return tuple(positions)
+    return None
+

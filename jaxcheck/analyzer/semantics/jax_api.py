@@ -1,0 +1,212 @@
+"""What JAX's public API does, keyed by canonical qualified names (never by spelling).
+
+Everything here is data: which callables trace a function and how, which calls return static
+Python values, which produce arrays or boolean masks. Qualified names from JAX's private modules
+(`jax._src.api.jit`, `jax._src.numpy.sum`) are mapped to their public names by :func:`canonical`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+_PRIVATE_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("jax._src.api.", "jax."),
+    ("jax._src.pjit.", "jax.experimental.pjit."),
+    ("jax._src.ad_checkpoint.", "jax."),
+    ("jax._src.custom_derivatives.", "jax."),
+    ("jax._src.numpy.lax_numpy.", "jax.numpy."),
+    ("jax._src.numpy.reductions.", "jax.numpy."),
+    ("jax._src.numpy.ufuncs.", "jax.numpy."),
+    ("jax._src.numpy.", "jax.numpy."),
+    ("jax._src.lax.control_flow.loops.", "jax.lax."),
+    ("jax._src.lax.control_flow.conditionals.", "jax.lax."),
+    ("jax._src.lax.control_flow.", "jax.lax."),
+    ("jax._src.lax.lax.", "jax.lax."),
+    ("jax._src.lax.slicing.", "jax.lax."),
+    ("jax._src.random.", "jax.random."),
+    ("jax._src.nn.functions.", "jax.nn."),
+    ("jax._src.scipy.", "jax.scipy."),
+    ("jax._src.typing.", "jax.typing."),
+    ("jax._src.core.", "jax.core."),
+    ("jax.experimental.shard_map.", "jax."),
+    ("jax.ad_checkpoint.", "jax."),
+    ("flax.linen.module.", "flax.linen."),
+    ("flax.linen.transforms.", "flax.linen."),
+    ("flax.nnx.transforms.", "flax.nnx."),
+)
+
+
+def canonical(qualified_name: str) -> str:
+    """Map a qualified name from a JAX-internal module to the public name it is exported as."""
+    if qualified_name.startswith(("jax._src.", "jax.experimental.shard_map.", "jax.ad_checkpoint.", "flax.")):
+        for private, public in _PRIVATE_PREFIXES:
+            if qualified_name.startswith(private):
+                return public + qualified_name[len(private) :]
+    if qualified_name == "jax.typing.Array":
+        return "jax.Array"
+    return qualified_name
+
+
+@dataclass(frozen=True, slots=True)
+class Transform:
+    """A function transformation: how it traces the function it is applied to.
+
+    `staged` is True when the function runs on abstract tracers (jit, vmap, lax bodies), where Python
+    control flow and concretization fail; grad-style transforms keep concrete values.
+    `static_argnums`/`static_argnames` name the keyword arguments that mark parameters static;
+    `in_axes` is the keyword whose `None` entries leave a parameter unbatched (untraced by this transform);
+    `in_axes_position` is where `in_axes` may also be passed positionally (`jax.vmap(f, (0, None))`);
+    `array_params_only` means only parameters annotated as arrays are traced (Equinox `filter_*`).
+    """
+
+    name: str
+    staged: bool
+    static_argnums: tuple[str, ...] = ()
+    static_argnames: tuple[str, ...] = ()
+    in_axes: str | None = None
+    in_axes_position: int | None = None
+    array_params_only: bool = False
+
+
+_JIT = Transform("jax.jit", True, ("static_argnums",), ("static_argnames",))
+
+TRANSFORMS: dict[str, Transform] = {
+    "jax.jit": _JIT,
+    "jax.experimental.pjit.pjit": Transform("pjit", True, ("static_argnums",), ("static_argnames",)),
+    "jax.pmap": Transform("jax.pmap", True, ("static_broadcasted_argnums",), (), "in_axes"),
+    "jax.vmap": Transform("jax.vmap", True, (), (), "in_axes", 1),
+    "jax.checkpoint": Transform("jax.checkpoint", True, ("static_argnums",)),
+    "jax.remat": Transform("jax.remat", True, ("static_argnums",)),
+    # A custom_jvp/custom_vjp function runs eagerly on concrete values unless its caller is traced.
+    "jax.custom_jvp": Transform("jax.custom_jvp", False, ("nondiff_argnums",), ("nondiff_argnames",)),
+    "jax.custom_vjp": Transform("jax.custom_vjp", False, ("nondiff_argnums",), ("nondiff_argnames",)),
+    "jax.shard_map": Transform("shard_map", True),
+    "jax.eval_shape": Transform("jax.eval_shape", True),
+    "jax.make_jaxpr": Transform("jax.make_jaxpr", True, ("static_argnums",)),
+    "equinox.filter_jit": Transform("equinox.filter_jit", True, array_params_only=True),
+    "equinox.filter_vmap": Transform("equinox.filter_vmap", True, array_params_only=True),
+    "equinox.filter_pmap": Transform("equinox.filter_pmap", True, array_params_only=True),
+    "flax.linen.jit": Transform("flax.linen.jit", True, ("static_argnums",)),
+    "flax.nnx.jit": Transform("flax.nnx.jit", True, ("static_argnums",), ("static_argnames",)),
+    "flax.nnx.vmap": Transform("flax.nnx.vmap", True, (), (), "in_axes", 1),
+    "jax.grad": Transform("jax.grad", False),
+    "jax.value_and_grad": Transform("jax.value_and_grad", False),
+    "jax.jacfwd": Transform("jax.jacfwd", False),
+    "jax.jacrev": Transform("jax.jacrev", False),
+    "jax.jacobian": Transform("jax.jacobian", False),
+    "jax.hessian": Transform("jax.hessian", False),
+    "jax.jvp": Transform("jax.jvp", False),
+    "jax.vjp": Transform("jax.vjp", False),
+    "jax.linearize": Transform("jax.linearize", False),
+    "equinox.filter_grad": Transform("equinox.filter_grad", False),
+    "equinox.filter_value_and_grad": Transform("equinox.filter_value_and_grad", False),
+    "flax.nnx.grad": Transform("flax.nnx.grad", False),
+    "flax.nnx.value_and_grad": Transform("flax.nnx.value_and_grad", False),
+}
+
+JIT_LIKE = _JIT
+"""The transform assumed for a project's own jit wrappers (`extra-jit-decorators`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BodySlot:
+    """Where a lax control-flow primitive takes a function it traces: position and keyword.
+
+    `arity` is how many positional arguments the primitive passes to it (`scan` calls `f(carry, x)`),
+    None when it passes the caller's operands through (`cond`, `switch`). `sequence` means the
+    argument is a list or tuple of functions (`lax.switch` branches).
+    """
+
+    position: int
+    keyword: str
+    arity: int | None
+    sequence: bool = False
+
+
+LAX_BODIES: dict[str, tuple[BodySlot, ...]] = {
+    "jax.lax.scan": (BodySlot(0, "f", 2),),
+    "jax.lax.fori_loop": (BodySlot(2, "body_fun", 2),),
+    "jax.lax.while_loop": (BodySlot(0, "cond_fun", 1), BodySlot(1, "body_fun", 1)),
+    "jax.lax.cond": (BodySlot(1, "true_fun", None), BodySlot(2, "false_fun", None)),
+    "jax.lax.switch": (BodySlot(1, "branches", None, sequence=True),),
+    "jax.lax.map": (BodySlot(0, "f", 1),),
+    "jax.lax.associative_scan": (BodySlot(0, "fn", 2),),
+}
+
+FLAX_MODULE_BASES = frozenset({"flax.linen.Module"})
+FLAX_TRACED_METHODS = frozenset({"__call__", "setup"})
+FLAX_COMPACT = "flax.linen.compact"
+
+PARTIAL = frozenset({"functools.partial"})
+
+TRACER_TYPES = frozenset({"jax.core.Tracer", "jax.Array", "jax.numpy.ndarray"})
+"""`isinstance(x, T)` with one of these may be true of a tracer; any other type proves `x` concrete."""
+
+NON_ARRAY_ANNOTATIONS = frozenset(
+    {
+        "builtins.str", "builtins.bytes", "builtins.type", "builtins.None", "typing.Callable",
+        "collections.abc.Callable", "jax.typing.DTypeLike", "numpy.dtype", "numpy.typing.DTypeLike",
+        "jax.sharding.Mesh", "jax.sharding.Sharding", "jax.sharding.NamedSharding", "jax.sharding.PartitionSpec",
+    }
+)
+"""Annotations of parameters that can never hold a tracer: jit would reject such a non-static argument."""
+
+ARRAY_ANNOTATIONS = frozenset(
+    {"jax.Array", "jax.numpy.ndarray", "jax.typing.ArrayLike", "chex.Array", "chex.ArrayDevice", "jaxtyping.Array"}
+)
+JAXTYPING_DTYPES = frozenset(
+    f"jaxtyping.{name}"
+    for name in ("Float", "Int", "Bool", "Shaped", "Num", "Real", "Inexact", "Integer", "UInt", "Complex", "Key")
+)
+
+ARRAY_NAMESPACES = frozenset(
+    {"jax.numpy", "jax.numpy.linalg", "jax.numpy.fft", "jax.lax", "jax.nn", "jax.random", "jax.image"}
+)
+
+STATIC_RESULT_CALLS = frozenset(
+    {f"jax.numpy.{name}" for name in (
+        "shape", "ndim", "size", "result_type", "dtype", "issubdtype", "iinfo", "finfo", "promote_types",
+        "isscalar", "iscomplexobj", "isrealobj", "can_cast", "isdtype", "broadcast_shapes", "broadcast_shape",
+    )}
+    | {f"jax.lax.{name}" for name in ("broadcast_shapes", "dtype", "axis_size")}
+    | {"jax.random.key_impl"}
+)
+
+BOOL_RESULT_CALLS = frozenset(
+    {f"jax.numpy.{name}" for name in (
+        "isnan", "isinf", "isfinite", "isneginf", "isposinf", "isclose", "isin", "signbit",
+        "logical_and", "logical_or", "logical_not", "logical_xor",
+        "greater", "greater_equal", "less", "less_equal", "equal", "not_equal", "any", "all",
+    )}
+    | {f"jax.lax.{name}" for name in ("eq", "ne", "lt", "le", "gt", "ge", "is_finite")}
+)
+
+STATIC_ATTRIBUTES = frozenset(
+    {"shape", "ndim", "dtype", "size", "itemsize", "nbytes", "weak_type", "sharding", "aval", "device"}
+)
+ARRAY_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "at"})
+
+ARRAY_METHODS = frozenset(
+    {
+        "sum", "mean", "max", "min", "prod", "std", "var", "argmax", "argmin", "cumsum", "cumprod",
+        "reshape", "astype", "transpose", "ravel", "flatten", "squeeze", "clip", "round", "conj",
+        "conjugate", "dot", "take", "repeat", "swapaxes", "sort", "argsort", "any", "all", "copy",
+        "nonzero", "ptp", "trace", "diagonal", "__getitem__",
+        # `.at[...]` update methods
+        "set", "add", "subtract", "multiply", "divide", "power", "get", "apply",
+    }
+)
+BOOL_METHODS = frozenset({"any", "all"})
+
+
+def is_array_call(qualified_name: str) -> bool:
+    """True for public functions of JAX's array namespaces (`jax.numpy.sum`, `jax.scipy.special.erf`),
+    which return arrays staged as tracers under jit. Private helpers and submodules are unknown."""
+    namespace, _, function = qualified_name.rpartition(".")
+    if not function or function.startswith("_"):
+        return False
+    if namespace not in ARRAY_NAMESPACES and not (
+        namespace.startswith("jax.scipy.") and not any(part.startswith("_") for part in namespace.split("."))
+    ):
+        return False
+    return qualified_name not in STATIC_RESULT_CALLS and qualified_name not in LAX_BODIES

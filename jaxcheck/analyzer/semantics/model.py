@@ -1,0 +1,74 @@
+"""The semantic model facade: the only place rules ask "is this traced?"."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from jaxcheck.analyzer.semantics.builder import ModuleRecords
+from jaxcheck.analyzer.semantics.solver import FunctionTrace, Solution
+from jaxcheck.analyzer.semantics.summary import ModuleSummary
+from jaxcheck.analyzer.semantics.values import BOOL_MASK, PYTHON_CONTAINER, UNKNOWN, ParamDep, Value
+
+__all__ = ["FunctionTrace", "SemanticModel"]
+
+
+class SemanticModel:
+    """Answers questions about one module, given its records and a project-wide :class:`Solution`.
+
+    Every answer errs towards silence: `is_traced` is True only when the value provably carries an
+    abstract tracer (jit, vmap, pmap or a lax body) on some path.
+    """
+
+    def __init__(self, records: ModuleRecords, summary: ModuleSummary, solution: Solution) -> None:
+        self.records = records
+        self.summary = summary
+        self.solution = solution
+
+    def function_key(self, node: cst.FunctionDef | cst.Lambda) -> str | None:
+        """The key of a function or lambda node of this module."""
+        return self.records.function_keys.get(id(node))
+
+    def trace_of(self, function_key: str | None) -> FunctionTrace | None:
+        """How the function is traced, or None when it is never traced."""
+        return None if function_key is None else self.solution.trace_of(function_key)
+
+    def enclosing_trace(self, function_key: str | None) -> FunctionTrace | None:
+        """The trace of `function_key` or, when it is not traced, of the nearest traced function it is
+        nested in (a closure of a jitted function sees its tracers)."""
+        while function_key is not None:
+            trace = self.solution.trace_of(function_key)
+            if trace is not None:
+                return trace
+            function = self.solution.functions.get(function_key)
+            function_key = function.parent if function is not None else None
+        return None
+
+    def value_of(self, node: cst.BaseExpression) -> Value:
+        """The abstract value recorded for an expression."""
+        return self.records.values.get(id(node), UNKNOWN)
+
+    def is_traced(self, node: cst.BaseExpression) -> bool:
+        """True when `node` evaluates to an abstract tracer on some traced path."""
+        value = self.records.values.get(id(node))
+        return value is not None and bool(value.deps) and self.solution.is_traced(value.deps)
+
+    def traced_parameters(self, node: cst.BaseExpression, function_key: str | None) -> list[str]:
+        """The parameters of `function_key` through which `node` is traced (for "make it static" hints)."""
+        value = self.records.values.get(id(node))
+        if value is None or function_key is None:
+            return []
+        traced = self.solution.traced_params.get(function_key, ())
+        return sorted({d.name for d in value.deps if isinstance(d, ParamDep) and d.function == function_key
+                       and d.name in traced})
+
+    def is_bool_mask(self, node: cst.BaseExpression) -> bool:
+        """True when `node` is a traced boolean array (a comparison, `jnp.isnan(x)`, `m1 & m2`)."""
+        return bool(self.value_of(node).flags & BOOL_MASK) and self.is_traced(node)
+
+    def is_python_container(self, node: cst.BaseExpression) -> bool:
+        """True when `node` is known to be a Python list, tuple, dict or set (not an array)."""
+        return bool(self.value_of(node).flags & PYTHON_CONTAINER)
+
+    def call_name(self, node: cst.Call) -> str | None:
+        """The canonical qualified name of the called function (`jax.numpy.nonzero`, `builtins.int`)."""
+        return self.records.call_names.get(id(node))

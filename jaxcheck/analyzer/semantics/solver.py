@@ -1,0 +1,187 @@
+"""The project-wide fixpoint: which functions are traced, how, and which parameters carry tracers.
+
+Seeds are the trace roots of every summary (decorators, `jax.jit(f)`, lax bodies, Flax methods).
+A call from a traced function propagates tracing to the callee when a traced value is passed (or the
+callee is a closure of the caller), across modules through qualified names and re-exports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from jaxcheck.analyzer.semantics.summary import CallEdge, FunctionSummary, ModuleSummary, TraceSpec
+from jaxcheck.analyzer.semantics.values import CallDep, Dep, Deps, ParamDep, StagedDep
+
+MAX_CALL_DEPTH = 8
+MAX_REEXPORT_HOPS = 8
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionTrace:
+    """How one function is traced: the transforms it runs under (display names), whether any of them
+    stages it (abstract tracers), which parameters receive tracers, and whether a transform is
+    applied to it directly (a root) rather than reached through calls."""
+
+    transforms: frozenset[str]
+    staged: bool
+    traced_params: frozenset[str]
+    direct: bool = False
+
+
+@dataclass(slots=True)
+class _Frame:
+    """A call being evaluated: `callee`'s parameters are bound to argument deps of `caller`."""
+
+    callee: str
+    caller: str
+    bindings: dict[str, Deps]
+    parent: _Frame | None
+    depth: int
+
+
+@dataclass
+class Solution:
+    """The solved tracing state of a set of modules; answers whether dependency sets are traced."""
+
+    functions: dict[str, FunctionSummary]
+    transforms: dict[str, set[str]] = field(default_factory=dict)
+    staged: set[str] = field(default_factory=set)
+    traced_params: dict[str, set[str]] = field(default_factory=dict)
+    roots: set[str] = field(default_factory=set)
+    _cache: dict[Dep, bool] = field(default_factory=dict)
+
+    def trace_of(self, key: str) -> FunctionTrace | None:
+        """How function `key` is traced, or None when it is not traced at all."""
+        transforms = self.transforms.get(key)
+        if not transforms:
+            return None
+        traced = frozenset(self.traced_params.get(key, ()))
+        return FunctionTrace(frozenset(transforms), key in self.staged, traced, key in self.roots)
+
+    def is_traced(self, deps: Deps) -> bool:
+        """True when a value with these dependencies is an abstract tracer on some traced path."""
+        return any(self._dep_traced(dep, None) for dep in deps)
+
+    def _deps_traced(self, deps: Deps, frame: _Frame | None) -> bool:
+        return any(self._dep_traced(dep, frame) for dep in deps)
+
+    def _dep_traced(self, dep: Dep, frame: _Frame | None) -> bool:
+        if frame is None:
+            cached = self._cache.get(dep)
+            if cached is not None:
+                return cached
+        result = self._evaluate(dep, frame)
+        if frame is None:
+            self._cache[dep] = result
+        return result
+
+    def _evaluate(self, dep: Dep, frame: _Frame | None) -> bool:
+        if isinstance(dep, ParamDep):
+            if frame is not None and dep.function == frame.callee:
+                bound = frame.bindings.get(dep.name)
+                return bound is not None and self._deps_traced(bound, frame.parent)
+            return dep.name in self.traced_params.get(dep.function, ())
+        if isinstance(dep, StagedDep):
+            if frame is not None and dep.function == frame.callee:
+                return self._dep_traced(StagedDep(frame.caller), frame.parent)
+            return dep.function in self.staged
+        return self._call_traced(dep, frame)
+
+    def _call_traced(self, dep: CallDep, frame: _Frame | None) -> bool:
+        callee = self.functions.get(dep.callee)
+        depth = 0 if frame is None else frame.depth + 1
+        if callee is None or not callee.returns or depth > MAX_CALL_DEPTH:
+            return False
+        walk = frame
+        while walk is not None:  # recursion: give up rather than loop
+            if walk.callee == dep.callee:
+                return False
+            walk = walk.parent
+        inner = _Frame(dep.callee, dep.caller, dep.arguments.bind(callee), frame, depth)
+        returns = callee.returns
+        if dep.index is not None and callee.return_elements is not None and dep.index < len(callee.return_elements):
+            returns = callee.return_elements[dep.index]
+        return self._deps_traced(returns, inner)
+
+
+def solve(summaries: Iterable[ModuleSummary]) -> Solution:
+    """Run the fixpoint over `summaries` and return the solved state."""
+    summaries = list(summaries)
+    functions: dict[str, FunctionSummary] = {}
+    exports: dict[str, str] = {}
+    for summary in summaries:
+        functions.update(summary.functions)
+        for name, target in summary.exports.items():
+            exports[f"{summary.module}.{name}"] = target
+    solution = Solution(functions)
+    resolve = _Resolver(functions, exports)
+    for summary in summaries:
+        for root in summary.roots:
+            key = resolve(root.target)
+            if key is not None:
+                _apply(solution, key, root.spec)
+    edges_by_caller: dict[str, list[tuple[CallEdge, str]]] = {}
+    for summary in summaries:
+        for edge in summary.edges:
+            callee = resolve(edge.callee)
+            if callee is not None:
+                edges_by_caller.setdefault(edge.caller, []).append((edge, callee))
+    changed = True
+    while changed:
+        changed = False
+        solution._cache.clear()
+        for caller in list(solution.transforms):
+            for edge, callee in edges_by_caller.get(caller, ()):
+                changed |= _propagate(solution, edge, callee)
+    solution._cache.clear()
+    return solution
+
+
+def _apply(solution: Solution, key: str, spec: TraceSpec) -> None:
+    function = solution.functions[key]
+    solution.transforms.setdefault(key, set()).add(spec.transform)
+    solution.roots.add(key)
+    if spec.staged:
+        solution.staged.add(key)
+    traced = spec.traced_params(function)
+    if traced:
+        solution.traced_params.setdefault(key, set()).update(traced)
+
+
+def _propagate(solution: Solution, edge: CallEdge, callee_key: str) -> bool:
+    """Carry the caller's tracing into the callee along one edge; True when anything changed."""
+    callee = solution.functions[callee_key]
+    traced = {name for name, deps in edge.arguments.bind(callee).items() if solution.is_traced(deps)}
+    if not traced and not edge.closure:
+        return False
+    caller_transforms = solution.transforms[edge.caller]
+    before = (len(solution.transforms.get(callee_key, ())), callee_key in solution.staged,
+              len(solution.traced_params.get(callee_key, ())))
+    solution.transforms.setdefault(callee_key, set()).update(caller_transforms)
+    if edge.caller in solution.staged:
+        solution.staged.add(callee_key)
+    if traced:
+        solution.traced_params.setdefault(callee_key, set()).update(traced)
+    after = (len(solution.transforms[callee_key]), callee_key in solution.staged,
+             len(solution.traced_params.get(callee_key, ())))
+    return before != after
+
+
+@dataclass(slots=True)
+class _Resolver:
+    """Resolves a call or root target to a known function key, following re-exports
+    (`from .utils import helper` in `pkg/__init__.py`, then `pkg.helper`)."""
+
+    functions: dict[str, FunctionSummary]
+    exports: dict[str, str]
+
+    def __call__(self, target: str) -> str | None:
+        for _ in range(MAX_REEXPORT_HOPS):
+            if target in self.functions:
+                return target
+            forwarded = self.exports.get(target)
+            if forwarded is None or forwarded == target:
+                return None
+            target = forwarded
+        return None

@@ -1,0 +1,138 @@
+"""Per-module summaries: what a module defines, which functions it traces and what it passes where.
+
+Summaries are plain frozen data (no CST nodes), so a run on one file can combine its own summary with
+those of the rest of the project, and a cache can store them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from jaxcheck.analyzer.semantics.values import Deps
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionSummary:
+    """A function or lambda: its parameters, where it is nested, and what its return value depends on.
+
+    `key` is its qualified name (`pkg.mod.f`, `pkg.mod.Cls.m`, `pkg.mod.f.<locals>.g`).
+    `array_params` are parameters annotated as JAX arrays, `non_array_params` those annotated with types
+    that can never hold a tracer (`str`, `Callable`, `DTypeLike`); `parent` is the enclosing function's key.
+    `return_elements` holds per-position dependencies when every `return` returns a tuple of one length.
+    """
+
+    key: str
+    positional: tuple[str, ...]
+    keyword_only: tuple[str, ...] = ()
+    var_positional: str | None = None
+    var_keyword: str | None = None
+    array_params: frozenset[str] = frozenset()
+    non_array_params: frozenset[str] = frozenset()
+    parent: str | None = None
+    returns: Deps = frozenset()
+    return_elements: tuple[Deps, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CallArguments:
+    """The arguments of one call, as dependency sets; `bound_positional` leading parameters are
+    already bound (`self` of a method call, arguments given to `functools.partial`)."""
+
+    positional: tuple[Deps, ...] = ()
+    keywords: tuple[tuple[str, Deps], ...] = ()
+    bound_positional: int = 0
+    has_star: bool = False
+
+    def bind(self, function: FunctionSummary) -> dict[str, Deps]:
+        """Map `function`'s parameter names to the dependencies of the arguments passed to them."""
+        params = function.positional[self.bound_positional :]
+        bound: dict[str, Deps] = {}
+        for index, deps in enumerate(self.positional):
+            if index < len(params):
+                bound[params[index]] = deps
+            elif function.var_positional is not None:
+                bound[function.var_positional] = bound.get(function.var_positional, frozenset()) | deps
+        for name, deps in self.keywords:
+            if name in params or name in function.keyword_only:
+                bound[name] = deps
+            elif function.var_keyword is not None:
+                bound[function.var_keyword] = bound.get(function.var_keyword, frozenset()) | deps
+        return bound
+
+
+@dataclass(frozen=True, slots=True)
+class TraceSpec:
+    """How one transform traces the function it is applied to.
+
+    Positions are relative to the parameters left after `bound_positional` (partial, bound methods).
+    `reads_params` is False when the transform's static/axes configuration could not be read
+    statically: the function is then traced, but no parameter is claimed to be a tracer.
+    """
+
+    transform: str
+    staged: bool
+    static_positions: frozenset[int] = frozenset()
+    static_names: frozenset[str] = frozenset()
+    unbatched_positions: frozenset[int] = frozenset()
+    array_params_only: bool = False
+    reads_params: bool = True
+    bound_positional: int = 0
+    bound_names: frozenset[str] = frozenset()
+    positional_limit: int | None = None
+
+    def traced_params(self, function: FunctionSummary) -> frozenset[str]:
+        """The parameters of `function` that receive tracers under this transform.
+
+        With `positional_limit` (lax bodies: `scan` passes exactly `carry, x`), only that many leading
+        parameters are traced; the rest keep their Python defaults."""
+        if not self.staged or not self.reads_params:
+            return frozenset()
+        free = function.positional[self.bound_positional :]
+        excluded = {free[p] for p in self._normalized(self.static_positions | self.unbatched_positions, len(free))}
+        excluded |= self.static_names | self.bound_names | function.non_array_params
+        if self.positional_limit is not None:
+            names = list(free[: self.positional_limit])
+        else:
+            names = [*free, *function.keyword_only]
+            names += [n for n in (function.var_positional, function.var_keyword) if n is not None]
+        traced = frozenset(n for n in names if n not in excluded)
+        return traced & function.array_params if self.array_params_only else traced
+
+    @staticmethod
+    def _normalized(positions: frozenset[int], count: int) -> set[int]:
+        return {p + count if p < 0 else p for p in positions if -count <= p < count}
+
+
+@dataclass(frozen=True, slots=True)
+class TraceRoot:
+    """`target` (a function key, or a qualified name imported from another module) is traced by `spec`."""
+
+    target: str
+    spec: TraceSpec
+
+
+@dataclass(frozen=True, slots=True)
+class CallEdge:
+    """`caller` calls `callee` (a function key or imported qualified name) with `arguments`.
+
+    `closure` marks a call to a function nested in the caller, which runs under the caller's trace
+    even when no traced argument is passed (it reads the caller's tracers through its closure).
+    """
+
+    caller: str
+    callee: str
+    arguments: CallArguments
+    closure: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleSummary:
+    """Everything other modules need to know about one module. `exports` maps module-level names to
+    the qualified names they are bound to (imports and definitions), for re-export resolution."""
+
+    module: str
+    path: str
+    functions: dict[str, FunctionSummary] = field(default_factory=dict)
+    roots: tuple[TraceRoot, ...] = ()
+    edges: tuple[CallEdge, ...] = ()
+    exports: dict[str, str] = field(default_factory=dict)

@@ -1,0 +1,99 @@
+"""Abstract values: what an expression's tracedness depends on.
+
+A value is a set of *dependencies*, each of which may make it a tracer once the project-wide solve
+knows which functions are traced and which of their parameters carry tracers:
+
+- :class:`ParamDep` — the value flows from parameter `name` of function `function`;
+- :class:`StagedDep` — the value is produced by a JAX array operation inside `function`, which makes it
+  a tracer exactly when `function` runs staged (under jit, vmap, pmap or a lax body: omnistaging);
+- :class:`CallDep` — the value is returned by a call to another function of the same module, with the
+  arguments' dependencies bound to that function's parameters.
+
+An empty set means "not known to be traced": literals, shapes, globals, results of unknown calls.
+The model only ever reports values it can prove traced (the pyflakes promise).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias, Union
+
+if TYPE_CHECKING:
+    from jaxcheck.analyzer.semantics.summary import CallArguments
+
+
+@dataclass(frozen=True, slots=True)
+class ParamDep:
+    function: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class StagedDep:
+    function: str
+
+
+@dataclass(frozen=True, slots=True)
+class CallDep:
+    """The return value of `callee` called from `caller` with `arguments`; with `index`, the element
+    at that position of the tuple it returns (`a, b = f(x)`)."""
+
+    caller: str
+    callee: str
+    arguments: CallArguments
+    index: int | None = None
+
+
+Dep: TypeAlias = Union[ParamDep, StagedDep, CallDep]
+Deps: TypeAlias = frozenset[Dep]
+
+NO_DEPS: Deps = frozenset()
+
+# Facts about a value's Python type that rules need besides tracedness.
+BOOL_MASK = 1
+"""A boolean array (comparison, `jnp.isnan`, `&`/`|`/`~` of masks): indexing with it is value-dependent."""
+PYTHON_CONTAINER = 2
+"""A Python list, tuple, dict or set (literal, comprehension, `list(...)`, `*args`): its truth value is
+its length (static), and indexing it needs a concrete key."""
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """The abstract value of one expression: its dependencies, type facts and, for literal
+    tuples/lists, the values of the elements (so `a, b = x, 0` unpacks precisely)."""
+
+    deps: Deps = NO_DEPS
+    flags: int = 0
+    elements: tuple[Value, ...] | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.deps) or bool(self.flags)
+
+    def joined(self, other: Value) -> Value:
+        """The value that may be either `self` or `other` (union of dependencies, common facts)."""
+        if other is self:
+            return self
+        deps = self.deps | other.deps
+        flags = self.flags & other.flags
+        return Value(deps, flags) if deps or flags else UNKNOWN
+
+    def element(self) -> Value:
+        """The value of one item obtained by iterating over or indexing this value."""
+        if self.elements is not None:
+            deps = self.deps.union(*(element.deps for element in self.elements))
+            return Value(deps) if deps else UNKNOWN
+        return Value(self.deps) if self.deps else UNKNOWN
+
+
+UNKNOWN = Value()
+
+
+def combine(values: list[Value] | tuple[Value, ...], flags: int = 0) -> Value:
+    """A value computed from all of `values` (arithmetic, array ops): the union of their deps."""
+    deps = NO_DEPS
+    for value in values:
+        if value.deps:
+            deps = deps | value.deps if deps else value.deps
+    if not deps and not flags:
+        return UNKNOWN
+    return Value(deps, flags)

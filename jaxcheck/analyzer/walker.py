@@ -1,0 +1,117 @@
+"""One batched traversal of a module that calls every enabled rule's visit/leave methods.
+
+The walk skips whitespace and punctuation nodes, tracks the function whose body is being visited
+(decorators, defaults and annotations belong to the enclosing scope), and isolates rule failures:
+a rule that raises is reported once as an error and dropped for the rest of the file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+
+import libcst as cst
+
+from jaxcheck.analyzer.diagnostics import FileError
+from jaxcheck.analyzer.rule import Rule, RuleContext
+
+Callback = Callable[[cst.CSTNode], object]
+
+_SKIPPED_FIELDS = frozenset(
+    {
+        "lpar", "rpar", "comma", "semicolon", "colon", "leading_lines", "lines_after_decorators", "header",
+        "footer", "equal", "dot", "newline", "indent", "asynchronous", "operator", "arrow", "lbracket",
+        "rbracket", "lbrace", "rbrace", "relative", "attr", "keyword", "star", "prefix", "quote",
+    }
+)
+_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
+
+
+def _child_fields(node_type: type[cst.CSTNode]) -> tuple[str, ...]:
+    fields = _FIELDS.get(node_type)
+    if fields is None:
+        fields = tuple(
+            f.name
+            for f in dataclasses.fields(node_type)
+            if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
+        )
+        _FIELDS[node_type] = fields
+    return fields
+
+
+class RuleWalker:
+    """Runs `rules` over a module in one traversal; failures are collected in `errors`."""
+
+    def __init__(self, rules: Sequence[Rule], context: RuleContext) -> None:
+        self.context = context
+        self.errors: list[FileError] = []
+        self._visitors: dict[type[cst.CSTNode], list[tuple[Rule, Callback]]] = {}
+        self._leavers: dict[type[cst.CSTNode], list[tuple[Rule, Callback]]] = {}
+        self._failed: set[int] = set()
+        for rule in rules:
+            for attribute in dir(type(rule)):
+                prefix, _, type_name = attribute.partition("_")
+                if prefix not in ("visit", "leave") or not type_name:
+                    continue
+                node_type = getattr(cst, type_name, None)
+                if not (isinstance(node_type, type) and issubclass(node_type, cst.CSTNode)):
+                    raise TypeError(f"{type(rule).__name__}.{attribute} names no LibCST node type")
+                table = self._visitors if prefix == "visit" else self._leavers
+                table.setdefault(node_type, []).append((rule, getattr(rule, attribute)))
+
+    def walk(self, module: cst.Module) -> None:
+        """Visit every node of `module`."""
+        self._node(module)
+
+    def _node(self, node: cst.CSTNode) -> None:
+        node_type = type(node)
+        callbacks = self._visitors.get(node_type)
+        if callbacks:
+            self._call(callbacks, node)
+        if node_type is cst.FunctionDef:
+            self._function_def(node)  # type: ignore[arg-type]
+        elif node_type is cst.Lambda:
+            self._lambda(node)  # type: ignore[arg-type]
+        else:
+            self._children(node, _child_fields(node_type))
+        callbacks = self._leavers.get(node_type)
+        if callbacks:
+            self._call(callbacks, node)
+
+    def _children(self, node: cst.CSTNode, fields: Sequence[str]) -> None:
+        for name in fields:
+            value = getattr(node, name)
+            if isinstance(value, cst.CSTNode):
+                self._node(value)
+            elif isinstance(value, (tuple, list)):
+                for child in value:
+                    if isinstance(child, cst.CSTNode):
+                        self._node(child)
+
+    def _function_def(self, node: cst.FunctionDef) -> None:
+        self._children(node, ("decorators", "params", "returns"))
+        self._in_function(node, lambda: self._node(node.body))
+
+    def _lambda(self, node: cst.Lambda) -> None:
+        self._node(node.params)
+        self._in_function(node, lambda: self._node(node.body))
+
+    def _in_function(self, node: cst.FunctionDef | cst.Lambda, body: Callable[[], None]) -> None:
+        outer = self.context.function
+        self.context.function = self.context.model.function_key(node)
+        try:
+            body()
+        finally:
+            self.context.function = outer
+
+    def _call(self, callbacks: list[tuple[Rule, Callback]], node: cst.CSTNode) -> None:
+        for rule, callback in callbacks:
+            if id(rule) in self._failed:
+                continue
+            try:
+                callback(node)
+            except Exception as exc:  # a broken rule must not stop the others
+                self._failed.add(id(rule))
+                self.errors.append(
+                    FileError(self.context.path, f"rule {rule.code} ({rule.name}) failed: {type(exc).__name__}: {exc}")
+                )

@@ -1,0 +1,1 @@
+"""JAX3xx: Python control flow, concretization and value-dependent shapes on traced values."""

@@ -1,0 +1,158 @@
+"""JAX301 python-branch-on-tracer."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from jaxcheck.analyzer.rule import Invalid, Rule, RuleContext, Valid, static_hint
+
+_CONSTRUCTS = {cst.If: "`if`", cst.While: "`while`", cst.IfExp: "conditional expression", cst.Assert: "`assert`"}
+
+
+class PythonBranchOnTracer(Rule):
+    """
+    ## What it does
+    Finds Python control flow that needs the truth value of a traced array inside code run under
+    `jax.jit`, `vmap`, `pmap` or a `lax` control-flow body: `if`, `elif`, `while`, conditional
+    expressions, `assert`, `and`/`or`/`not`, and the builtins `min`/`max`.
+
+    ## Why is this bad?
+    Under these transforms the function runs on abstract tracers that have a shape and dtype but no
+    value, so Python cannot decide the branch: JAX raises `TracerBoolConversionError` at trace time.
+    Under `jax.grad` alone values stay concrete, so branching there is fine and is not reported.
+
+    ## Example
+    ```python
+    import jax
+
+    @jax.jit
+    def relu(x):
+        if x > 0:
+            return x
+        return 0.0
+    ```
+
+    ## Use instead
+    ```python
+    import jax
+    import jax.numpy as jnp
+
+    @jax.jit
+    def relu(x):
+        return jnp.where(x > 0, x, 0.0)
+    ```
+    Use `jax.lax.cond`/`lax.switch` for branches with different computations, `lax.while_loop` for
+    loops with a traced condition, or mark a configuration argument static with
+    `static_argnames=...` so its Python value is known while tracing.
+
+    ## Fix safety
+    No fix is offered: the right replacement (`jnp.where`, `lax.cond`, a static argument) depends on
+    what the code means.
+    """
+
+    code = "JAX301"
+    name = "python-branch-on-tracer"
+    summary = "Python `if`/`while`/`and`/`or`/`not`/`min`/`max` on a traced value under jit, vmap, pmap or lax bodies"
+
+    VALID = (
+        Valid("import jax\n@jax.jit\ndef f(x):\n    if x.shape[0] > 2:\n        return x[:2]\n    return x\n"),
+        Valid("import jax\nfrom functools import partial\n@partial(jax.jit, static_argnames=('n',))\n"
+              "def f(x, n):\n    if n > 0:\n        return x * n\n    return x\n"),
+        Valid("import jax\ndef loss(x):\n    if x > 0:\n        return x ** 2\n    return -x\ng = jax.grad(loss)\n"),
+        Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return jnp.where(x > 0, x, 0.0)\n"),
+        Valid("import jax\n@jax.jit\ndef f(x, mask=None):\n    if mask is None:\n        return x\n    return x * mask\n"),
+        Valid("import jax\n@jax.jit\ndef f(x):\n    if isinstance(x, tuple):\n        x = x[0]\n    return x\n"),
+        Valid("import jax\n@jax.jit\ndef f(xs):\n    if len(xs) > 1:\n        return xs[0]\n    return xs\n"),
+        Valid("import numba\n@numba.jit\ndef f(x):\n    if x > 0:\n        return x\n    return -x\n"),
+        Valid("import jax\n@jax.jit\ndef f(x):\n    n = x.ndim\n    while n > 1:\n        x = x.sum(0)\n        n -= 1\n    return x\n"),
+        Valid("import jax\n@jax.jit\ndef f(x):\n    return max(x.shape[0], 1)\n"),
+        Valid("import jax\n@jax.jit\ndef f(*masks):\n    kept = [m for m in masks if m is not None]\n"
+              "    if not kept:\n        return None\n    return kept[0]\n"),
+        Valid("import jax\nfrom jax import core\n@jax.jit\ndef f(x):\n    if not isinstance(x, core.Tracer):\n"
+              "        if x > 0:\n            return x\n    return x * 2\n"),
+    )
+    INVALID = (
+        Invalid("import jax\n@jax.jit\ndef f(x):\n    if x > 0:\n        return x\n    return -x\n", 4, 8, "jnp.where"),
+        Invalid("from jax import jit as J\n@J\ndef f(x):\n    return x if x.sum() > 0 else -x\n", 4, 17),
+        Invalid("import jax\ndef f(x):\n    while x < 10:\n        x = x * 2\n    return x\ng = jax.jit(f)\n", 3, 11,
+                "lax.while_loop"),
+        Invalid("import jax\nimport jax.numpy as jnp\n@jax.vmap\ndef f(x):\n    assert jnp.all(x > 0)\n    return x\n",
+                5, 12),
+        Invalid("import jax\n@jax.jit\ndef f(x, y):\n    if x > 0 and y > 0:\n        return x\n    return y\n", 4, 8),
+        Invalid("import jax\n@jax.jit\ndef f(x):\n    return max(x, 0.0)\n", 4, 12, "jnp.maximum"),
+        Invalid("import jax\nfrom jax import lax\ndef body(i, acc):\n    if acc > 100:\n        return acc\n"
+                "    return acc + i\nout = lax.fori_loop(0, 10, body, 0)\n", 4, 8),
+        Invalid("import jax\n@jax.jit\ndef f(x, n):\n    if n > 0:\n        return x * n\n    return x\n", 4, 8,
+                "if 'n' is a Python configuration value, mark it static with `static_argnames=('n',)`"),
+        Invalid("import jax\n@jax.jit\ndef f(x):\n    y = x * 2\n    if not y:\n        return x\n    return y\n", 5, 12),
+        Invalid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    total = 0.0\n    for v in x:\n"
+                "        if total > 1.0:\n            break\n        total = total + v\n    return total\n", 7, 12),
+    )
+
+    def __init__(self, context: RuleContext) -> None:
+        super().__init__(context)
+        self._checked: set[int] = set()
+
+    def visit_If(self, node: cst.If) -> None:
+        self._check_test(node.test, _CONSTRUCTS[cst.If])
+
+    def visit_While(self, node: cst.While) -> None:
+        self._check_test(node.test, _CONSTRUCTS[cst.While])
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._check_test(node.test, _CONSTRUCTS[cst.IfExp])
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self._check_test(node.test, _CONSTRUCTS[cst.Assert])
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        if id(node) not in self._checked:  # outside a test only the left operand is converted
+            self._check_operand(node.left, f"`{_keyword(node)}`")
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        if isinstance(node.operator, cst.Not) and id(node) not in self._checked:
+            self._check_operand(node.expression, "`not`")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.model.call_name(node)
+        if name not in ("builtins.min", "builtins.max"):
+            return
+        for arg in node.args:
+            if self.model.is_traced(arg.value):
+                builtin = name.rpartition(".")[2]
+                replacement = "jnp.maximum" if builtin == "max" else "jnp.minimum"
+                self.report(node, f"builtin `{builtin}()` compares traced values with Python `bool` under "
+                                  f"{self.transform_name()}; use `{replacement}` (or `jnp.{builtin}` for one array)")
+                return
+
+    def _check_test(self, test: cst.BaseExpression, construct: str) -> None:
+        """A test is converted with `bool()` operand by operand through `and`/`or`/`not`."""
+        for operand in self._operands(test):
+            if self._check_operand(operand, construct):
+                return
+
+    def _operands(self, test: cst.BaseExpression) -> list[cst.BaseExpression]:
+        if isinstance(test, cst.BooleanOperation):
+            self._checked.add(id(test))
+            return [*self._operands(test.left), *self._operands(test.right)]
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            self._checked.add(id(test))
+            return self._operands(test.expression)
+        return [test]
+
+    def _check_operand(self, operand: cst.BaseExpression, construct: str) -> bool:
+        if not self.model.is_traced(operand) or self.model.is_python_container(operand):
+            return False  # the truth value of a Python list/tuple/dict is its (static) length
+        hint = "use `jnp.where` or `lax.cond`/`lax.switch`"
+        if construct == "`while`":
+            hint = "use `lax.while_loop` or `lax.fori_loop`"
+        elif construct == "`assert`":
+            hint = "use `jax.experimental.checkify` or check outside the traced function"
+        hint += static_hint(self.model, operand, self.context.function)
+        self.report(operand, f"Python {construct} needs a concrete bool but the value is traced under "
+                             f"{self.transform_name()}; {hint}")
+        return True
+
+
+def _keyword(node: cst.BooleanOperation) -> str:
+    return "and" if isinstance(node.operator, cst.And) else "or"

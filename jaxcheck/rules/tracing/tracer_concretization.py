@@ -1,0 +1,143 @@
+"""JAX302 tracer-concretization."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from jaxcheck.analyzer.rule import Invalid, Rule, Valid, static_hint
+from jaxcheck.analyzer.semantics.jax_api import is_array_call
+
+_CONVERTERS = {
+    "builtins.int": "`x.astype(jnp.int32)`",
+    "builtins.float": "`x.astype(jnp.float32)`",
+    "builtins.complex": "`x.astype(jnp.complex64)`",
+    "builtins.bool": "`x.astype(bool)` or `jnp.where`",
+    "builtins.range": "`lax.fori_loop` (or a static bound)",
+}
+_CONCRETE_METHODS = frozenset({"item", "tolist", "__index__", "__int__", "__float__", "__bool__"})
+# NumPy functions that only read metadata or forward to the array's own method (`np.sum(x)` calls
+# `x.sum()`), so they work on tracers.
+_NUMPY_SAFE = frozenset(
+    f"numpy.{name}"
+    for name in (
+        "shape", "ndim", "size", "result_type", "dtype", "issubdtype", "iinfo", "finfo", "isscalar",
+        "iscomplexobj", "isrealobj", "can_cast", "promote_types", "sum", "mean", "prod", "max", "min", "amax",
+        "amin", "any", "all", "argmax", "argmin", "cumsum", "cumprod", "std", "var", "ptp", "round", "around",
+        "clip", "reshape", "transpose", "squeeze", "swapaxes", "take", "repeat", "trace", "diagonal",
+        "searchsorted", "argsort", "nonzero", "ravel",
+    )
+)
+
+
+class TracerConcretization(Rule):
+    """
+    ## What it does
+    Finds code that needs the concrete value of a traced array under `jax.jit`, `vmap`, `pmap` or a
+    `lax` body: `int()`/`float()`/`bool()`/`complex()`, `.item()`/`.tolist()`, NumPy and `math`
+    functions, `range(n)`, indexing a Python list or tuple, and `axis=` arguments.
+
+    ## Why is this bad?
+    A tracer has a shape and dtype but no value while the function is being traced, so converting it
+    to a Python number or a NumPy array fails with `ConcretizationTypeError`,
+    `TracerIntegerConversionError` or `TracerArrayConversionError`.
+
+    ## Example
+    ```python
+    import jax
+    import numpy as np
+
+    @jax.jit
+    def normalize(x):
+        return x / np.linalg.norm(x)
+    ```
+
+    ## Use instead
+    ```python
+    import jax
+    import jax.numpy as jnp
+
+    @jax.jit
+    def normalize(x):
+        return x / jnp.linalg.norm(x)
+    ```
+    Keep values as arrays (`x.astype(jnp.int32)`), use `jax.numpy` instead of NumPy, `lax.fori_loop`
+    for traced loop bounds, or make the argument static with `static_argnames=...`.
+
+    ## Fix safety
+    No fix is offered: whether the value should become static or stay traced is a design choice.
+    """
+
+    code = "JAX302"
+    name = "tracer-concretization"
+    summary = "`int()`/`float()`/`.item()`/NumPy/`math`/`range()`/list indexing/`axis=` on a traced value"
+
+    VALID = (
+        Valid("import jax\n@jax.jit\ndef f(x):\n    n = int(x.shape[0])\n    return x * n\n"),
+        Valid("import jax\nimport numpy as np\n@jax.jit\ndef f(x):\n    return x.reshape(np.prod(x.shape))\n"),
+        Valid("import jax\nfrom functools import partial\n@partial(jax.jit, static_argnums=(1,))\n"
+              "def f(x, n):\n    for i in range(n):\n        x = x + i\n    return x\n"),
+        Valid("import jax\ndef f(x):\n    return float(x) * 2\ng = jax.grad(f)\n"),
+        Valid("import jax\n@jax.jit\ndef f(x):\n    return x.astype(int)\n"),
+        Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return jnp.sum(x, axis=0)\n"),
+        Valid("import jax\nweights = [1.0, 2.0]\n@jax.jit\ndef f(x):\n    return x * weights[0]\n"),
+        Valid("import jax\nimport math\n@jax.jit\ndef f(x):\n    return x * math.sqrt(x.ndim)\n"),
+        Valid("import jax\nimport numpy as np\n@jax.jit\ndef f(x):\n    return np.sum(x)\n"),
+        Valid("import jax\n@jax.jit\ndef f(xs):\n    for i in range(len(xs)):\n        xs = xs.at[i].set(0)\n    return xs\n"),
+    )
+    INVALID = (
+        Invalid("import jax\n@jax.jit\ndef f(x):\n    return int(x)\n", 4, 12, "astype"),
+        Invalid("import jax\n@jax.jit\ndef f(x):\n    return x.sum().item()\n", 4, 12, ".item()"),
+        Invalid("import jax\nimport numpy as np\n@jax.jit\ndef f(x):\n    return np.asarray(x) + 1\n", 5, 12,
+                "jax.numpy"),
+        Invalid("import jax\nimport math\n@jax.jit\ndef f(x):\n    return math.exp(x)\n", 5, 12),
+        Invalid("import jax\n@jax.jit\ndef f(x, n):\n    for i in range(n):\n        x = x + i\n    return x\n", 4, 14,
+                "fori_loop"),
+        Invalid("import jax\n@jax.jit\ndef f(x, i):\n    options = [1.0, 2.0, 3.0]\n    return x * options[i]\n", 5, 24,
+                "Python list"),
+        Invalid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x, a):\n    return jnp.sum(x, axis=a)\n", 5, 28,
+                "axis"),
+        Invalid("import jax\nfrom jax import lax\ndef body(carry, x):\n    return carry + float(x), None\n"
+                "out = lax.scan(body, 0.0, xs)\n", 4, 20),
+        Invalid("import jax\nimport numpy as onp\n@jax.vmap\ndef f(x):\n    return onp.array(x).tolist()\n", 5, 12),
+        Invalid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    k = jnp.argmax(x)\n    return bool(k)\n",
+                6, 12),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.model.call_name(node)
+        if name is not None:
+            self._check_function(node, name)
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value in _CONCRETE_METHODS:
+            if self.model.is_traced(node.func.value):
+                method = node.func.attr.value
+                self.report(node, f"`.{method}()` needs a concrete value but the array is traced under "
+                                  f"{self.transform_name()}; keep it an array, or call it outside the traced function")
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if not self.model.is_python_container(node.value):
+            return
+        for element in node.slice:
+            index = element.slice
+            if isinstance(index, cst.Index) and self.model.is_traced(index.value):
+                self.report(index.value, f"indexing a Python list, tuple or dict needs a concrete key but the "
+                                         f"index is traced under {self.transform_name()}; stack the items with "
+                                         "`jnp.stack`/`jnp.asarray` and index the array, or use `lax.switch`")
+
+    def _check_function(self, node: cst.Call, name: str) -> None:
+        args = [arg.value for arg in node.args if arg.keyword is None]
+        traced = any(self.model.is_traced(arg) for arg in args)
+        if name in _CONVERTERS and traced:
+            function = name.rpartition(".")[2]
+            hint = static_hint(self.model, args[0], self.context.function) if args else ""
+            self.report(node, f"`{function}()` needs a concrete value but its argument is traced under "
+                              f"{self.transform_name()}; use {_CONVERTERS[name]}{hint}")
+        elif name.startswith(("numpy.", "math.")) and name not in _NUMPY_SAFE and traced:
+            library = "NumPy" if name.startswith("numpy.") else "`math`"
+            self.report(node, f"{library} function `{name}` converts its traced argument to a concrete value "
+                              f"under {self.transform_name()}; use the jax.numpy equivalent")
+        elif is_array_call(name):
+            for arg in node.args:
+                if arg.keyword is not None and arg.keyword.value == "axis" and self.model.is_traced(arg.value):
+                    hint = static_hint(self.model, arg.value, self.context.function)
+                    self.report(arg.value, f"`axis` must be a concrete int but it is traced under "
+                                           f"{self.transform_name()}; pass a Python int{hint}")
