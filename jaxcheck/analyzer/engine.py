@@ -12,7 +12,9 @@ together; the few files whose functions turn out traced differently are linted a
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Sequence
+import gc
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -153,7 +155,8 @@ class Linter:
     # ------------------------------------------------------------------------------ many files
     def check_paths(self, paths: Sequence[Path]) -> CheckReport:
         """Check files and folders, linking them (and their importers) through the project solve."""
-        return run_with_deep_stack(lambda: self._check_paths(paths))
+        with acyclic_allocations():
+            return run_with_deep_stack(lambda: self._check_paths(paths))
 
     def _check_paths(self, paths: Sequence[Path]) -> CheckReport:
         root = project_root(paths[0] if paths else Path("."))
@@ -223,11 +226,29 @@ def check_source(source: str | bytes, path: str = "<source>", settings: Settings
     linter = Linter(Configuration(settings=settings or Settings()))
     data = source.encode() if isinstance(source, str) else source
     name = ModuleName(module, module.rpartition(".")[0])
-    outcome = run_with_deep_stack(lambda: linter.check_file(path, data, name))
+    with acyclic_allocations():
+        outcome = run_with_deep_stack(lambda: linter.check_file(path, data, name))
     return CheckReport(_deduplicated(outcome.diagnostics), outcome.errors, 1)
 
 
 # ------------------------------------------------------------------------------------- helpers
+@contextmanager
+def acyclic_allocations() -> Iterator[None]:
+    """Pause CPython's cyclic garbage collector while checking.
+
+    Syntax trees, model records and summaries are acyclic, so reference counting frees them; but the
+    millions of container objects a run allocates make every generational collection rescan the
+    long-lived summaries (measured: about a third of a corpus run). The previous state is restored.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def _read(path: Path, report: CheckReport) -> bytes | None:
     try:
         return path.read_bytes()

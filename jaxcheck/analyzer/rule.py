@@ -89,13 +89,10 @@ class Rule:
 
 
 def static_hint(model: SemanticModel, node: cst.BaseExpression, function: str | None) -> str:
-    """", or if 'n' is a Python configuration value, mark it static ..." when `node` is traced through
-    parameters of a function that a transform is applied to directly; "" otherwise."""
+    """"; if 'n' is a Python configuration value, mark it static ..." when `node` is traced only through
+    one parameter of a function a transform is applied to directly; "" otherwise."""
     trace = model.trace_of(function)
-    params = model.traced_parameters(node, function)
-    if trace is None or not trace.direct or not params:
+    param = model.traced_parameter(node, function)
+    if trace is None or not trace.direct or param is None:
         return ""
-    names = ", ".join(repr(p) for p in params)
-    if len(params) == 1:
-        return f"; if {names} is a Python configuration value, mark it static with `static_argnames=({names},)`"
-    return f"; if {names} are Python configuration values, mark them static with `static_argnames=({names})`"
+    return f"; if {param!r} is a Python configuration value, mark it static with `static_argnames=({param!r},)`"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from jaxcheck.analyzer.diagnostics import Diagnostic
 
 # Same shape as flake8's: codes separated by commas and/or whitespace after an optional colon.
-_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _FILE_NOQA = re.compile(
     r"^\s*#\s*(?:jaxcheck|flake8):\s*noqa(?::\s?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?\s*$",
     re.IGNORECASE,

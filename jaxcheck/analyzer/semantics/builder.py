@@ -95,6 +95,7 @@ class ModelBuilder:
         self.scope = Scope(ScopeKind.MODULE, module_name, None)
         self._pending: deque[_PendingBody] = deque()
         self._lambda_counts: dict[str, int] = {}
+        self._narrowings: dict[int, tuple[set[str], set[str]]] = {}
         self._statement_handlers: dict[type[cst.CSTNode], Callable[[cst.CSTNode], None]] = {
             cst.SimpleStatementLine: self._simple_statement_line,
             cst.FunctionDef: self._function_def,
@@ -313,7 +314,14 @@ class ModelBuilder:
 
     def _isinstance_narrowing(self, test: cst.BaseExpression) -> tuple[set[str], set[str]]:
         """Names proven concrete (not tracers) when `test` is true, and when it is false:
-        `isinstance(x, int)` proves `x` concrete when true, `isinstance(x, jax.core.Tracer)` when false."""
+        `isinstance(x, int)` proves `x` concrete when true, `isinstance(x, jax.core.Tracer)` when false.
+        Memoized per node: `and` chains ask about every prefix."""
+        cached = self._narrowings.get(id(test))
+        if cached is None:
+            cached = self._narrowings[id(test)] = self._compute_narrowing(test)
+        return cached
+
+    def _compute_narrowing(self, test: cst.BaseExpression) -> tuple[set[str], set[str]]:
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             when_true, when_false = self._isinstance_narrowing(test.expression)
             return when_false, when_true
@@ -921,8 +929,8 @@ class ModelBuilder:
         if name in jax_api.LAX_BODIES:
             self._lax_call(node, name)
             return combine((staged, *args))
-        if isinstance(node.func, cst.Call) and self._transform_spec(node.func) is not None:
-            return combine((staged, *args))
+        if isinstance(node.func, cst.Call) and self.records.call_names.get(id(node.func)) in self.transforms:
+            return combine((staged, *args))  # `jax.jit(f)(x)`, `jax.value_and_grad(loss)(params)`
         if name is not None:
             if jax_api.is_array_call(name):
                 flags = BOOL_MASK if name in jax_api.BOOL_RESULT_CALLS else 0

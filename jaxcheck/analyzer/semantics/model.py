@@ -52,14 +52,17 @@ class SemanticModel:
         value = self.records.values.get(id(node))
         return value is not None and bool(value.deps) and self.solution.is_traced(value.deps)
 
-    def traced_parameters(self, node: cst.BaseExpression, function_key: str | None) -> list[str]:
-        """The parameters of `function_key` through which `node` is traced (for "make it static" hints)."""
+    def traced_parameter(self, node: cst.BaseExpression, function_key: str | None) -> str | None:
+        """The parameter of `function_key` that `node` is traced through, when it is the only source
+        (`n > 0` for a parameter `n`, not `jnp.sum(x) > 0`): a candidate for `static_argnames`."""
         value = self.records.values.get(id(node))
-        if value is None or function_key is None:
-            return []
-        traced = self.solution.traced_params.get(function_key, ())
-        return sorted({d.name for d in value.deps if isinstance(d, ParamDep) and d.function == function_key
-                       and d.name in traced})
+        if value is None or function_key is None or len(value.deps) != 1:
+            return None
+        (dep,) = value.deps
+        if isinstance(dep, ParamDep) and dep.function == function_key:
+            if dep.name in self.solution.traced_params.get(function_key, ()):
+                return dep.name
+        return None
 
     def is_bool_mask(self, node: cst.BaseExpression) -> bool:
         """True when `node` is a traced boolean array (a comparison, `jnp.isnan(x)`, `m1 & m2`)."""

@@ -1,0 +1,8 @@
+"""A file with a syntax error: jaxcheck reports it (JAX001) and checks the other files."""
+
+import jax
+
+
+@jax.jit
+def step(x:
+    return x * 2

@@ -1,0 +1,109 @@
+"""The command line: exit codes, selection, formats, configuration errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jaxcheck import __version__
+from jaxcheck.cli import main
+
+BUGGY = "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    if x > 0:\n        return int(x)\n    return jnp.nonzero(x)\n"
+
+
+@pytest.fixture
+def buggy(tmp_path: Path) -> Path:
+    (tmp_path / "buggy.py").write_text(BUGGY)
+    return tmp_path
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_findings_exit_1_with_one_based_columns(capsys, buggy: Path):
+    code, out, _ = run(capsys, "check", str(buggy))
+    assert code == 1
+    assert f"{buggy / 'buggy.py'}:6:8: JAX301 " in out
+    assert f"{buggy / 'buggy.py'}:7:16: JAX302 " in out
+    assert f"{buggy / 'buggy.py'}:8:12: JAX303 " in out
+
+
+def test_clean_exit_0(capsys, tmp_path: Path):
+    (tmp_path / "ok.py").write_text("import jax\n\n@jax.jit\ndef f(x):\n    return x * 2\n")
+    assert run(capsys, "check", str(tmp_path)) == (0, "", "")
+
+
+def test_select_and_ignore_by_code_and_prefix(capsys, buggy: Path):
+    _, out, _ = run(capsys, "check", str(buggy), "--select", "JAX302")
+    assert "JAX302" in out and "JAX301" not in out and "JAX303" not in out
+    _, out, _ = run(capsys, "check", str(buggy), "--ignore", "JAX30")
+    assert "JAX30" not in out
+    _, out, _ = run(capsys, "check", str(buggy), "--select", "JAX3", "--ignore", "JAX301,JAX303")
+    assert "JAX302" in out and "JAX301" not in out
+
+
+def test_unknown_code_is_a_usage_error(capsys, buggy: Path):
+    code, out, err = run(capsys, "check", str(buggy), "--select", "JAX777")
+    assert code == 2 and out == "" and "unknown rule code or prefix 'JAX777'" in err
+
+
+def test_json_format(capsys, buggy: Path):
+    code, out, _ = run(capsys, "check", str(buggy), "--format", "json")
+    items = json.loads(out)
+    assert code == 1
+    first = items[0]
+    assert set(first) >= {"code", "name", "message", "path", "line", "column", "end_line", "end_column", "fix", "url"}
+    assert (first["code"], first["line"], first["column"], first["fix"]) == ("JAX301", 6, 8, None)
+    assert first["url"].endswith("python-branch-on-tracer.md")
+
+
+def test_version_and_no_cache(capsys, buggy: Path):
+    assert run(capsys, "--version") == (0, f"jaxcheck {__version__}\n", "")
+    assert run(capsys, "check", str(buggy), "--no-cache")[0] == 1
+
+
+def test_missing_path_is_exit_2(capsys, tmp_path: Path):
+    code, _, err = run(capsys, "check", str(tmp_path / "nope.py"))
+    assert code == 2 and "no such file" in err
+
+
+def test_bad_config_is_exit_2_with_one_line_naming_file_and_key(capsys, buggy: Path):
+    (buggy / "pyproject.toml").write_text("[tool.jaxcheck]\nselectt = ['JAX3']\n")
+    code, out, err = run(capsys, "check", str(buggy))
+    assert code == 2 and out == ""
+    assert err.strip().count("\n") == 0
+    assert "pyproject.toml" in err and "selectt" in err and "unknown key" in err
+
+
+def test_config_file_selects_rules(capsys, buggy: Path):
+    (buggy / "pyproject.toml").write_text("[tool.jaxcheck]\nignore = ['JAX301']\n")
+    _, out, _ = run(capsys, "check", str(buggy))
+    assert "JAX302" in out and "JAX301" not in out
+
+
+def test_explicit_config_file(capsys, buggy: Path, tmp_path: Path):
+    config = tmp_path / "jaxcheck.toml"
+    config.write_text("select = ['JAX303']\n")
+    _, out, _ = run(capsys, "check", str(buggy), "--config", str(config))
+    assert "JAX303" in out and "JAX301" not in out
+
+
+def test_exit_zero(capsys, buggy: Path):
+    assert run(capsys, "check", str(buggy), "--exit-zero")[0] == 0
+
+
+def test_console_script_and_module_entry_point(buggy: Path):
+    result = subprocess.run([sys.executable, "-m", "jaxcheck", "check", str(buggy)], capture_output=True, text=True)
+    assert result.returncode == 1 and "JAX301" in result.stdout
+
+
+def test_usage_error_is_exit_2(capsys):
+    code, _, err = run(capsys, "check", "--format", "xml")
+    assert code == 2 and "invalid choice" in err

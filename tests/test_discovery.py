@@ -1,0 +1,53 @@
+"""Folder walking honours .gitignore, default excludes and configured excludes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jaxcheck.analyzer.discovery import FileFinder, GitIgnore
+
+
+def _tree(root: Path, files: list[str]) -> None:
+    for name in files:
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x = 1\n")
+
+
+def _found(root: Path, excludes: tuple[str, ...] = ()) -> list[str]:
+    finder = FileFinder((".venv", "__pycache__", *excludes), root)
+    return sorted(p.relative_to(root).as_posix() for p in finder.files([root]))
+
+
+def test_gitignore_rules(tmp_path: Path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("# comment\n*.gen.py\n/top_only.py\nbuild/\n!keep.gen.py\n**/deep/*.py\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / ".gitignore").write_text("local.py\n")
+    _tree(tmp_path, [
+        "a.py", "x.gen.py", "keep.gen.py", "top_only.py", "sub/top_only.py", "build/b.py", "sub/local.py",
+        "local.py", "one/two/deep/c.py", "notes.txt", ".venv/lib.py", "pkg/__pycache__/m.py", "stub.pyi",
+    ])
+    assert _found(tmp_path) == ["a.py", "keep.gen.py", "local.py", "stub.pyi", "sub/top_only.py"]
+
+
+def test_configured_excludes(tmp_path: Path):
+    _tree(tmp_path, ["src/a.py", "src/gen/b.py", "docs/conf.py", "tests/fixtures/c.py"])
+    assert _found(tmp_path, ("gen", "docs/conf.py", "tests/fixtures")) == ["src/a.py"]
+
+
+def test_explicit_files_are_always_checked(tmp_path: Path):
+    (tmp_path / ".gitignore").write_text("ignored.py\n")
+    (tmp_path / ".git").mkdir()
+    _tree(tmp_path, ["ignored.py"])
+    finder = FileFinder((), tmp_path)
+    assert list(finder.files([tmp_path / "ignored.py"])) == [tmp_path / "ignored.py"]
+
+
+def test_gitignore_matching_semantics():
+    ignore = GitIgnore.parse("*.log\n!important.log\nout/\n/root.txt\ndocs/**/gen\n")
+    assert ignore.verdict("a/b.log", False) is True
+    assert ignore.verdict("important.log", False) is False
+    assert ignore.verdict("out", True) is True and ignore.verdict("out", False) is None
+    assert ignore.verdict("root.txt", False) is True and ignore.verdict("a/root.txt", False) is None
+    assert ignore.verdict("docs/x/y/gen", True) is True

@@ -1,0 +1,315 @@
+"""The semantic model itself: which functions are traced, and which values are traced or static.
+
+Snippets mark expressions with `traced(expr)` or `static(expr)` (unknown calls to the model, so the
+marks change nothing); the test asks the model about each marked argument.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from jaxcheck.analyzer.parsing import parse_source, run_with_deep_stack
+from jaxcheck.analyzer.semantics import SemanticModel
+from jaxcheck.analyzer.semantics.builder import ModelBuilder
+from jaxcheck.analyzer.semantics.solver import solve
+
+
+def model_of(source: str, extra_jit: tuple[str, ...] = ()) -> tuple[SemanticModel, cst.Module]:
+    module = parse_source(textwrap.dedent(source))
+    assert isinstance(module, cst.Module)
+    records, summary = run_with_deep_stack(lambda: ModelBuilder("m", "m.py", extra_jit).build(module))
+    return SemanticModel(records, summary, solve([summary])), module
+
+
+class _Probes(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[tuple[str, cst.BaseExpression]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value in ("traced", "static"):
+            self.found.append((node.func.value, node.args[0].value))
+
+
+VALUE_CASES = {
+    "jit parameter": """
+        import jax
+        @jax.jit
+        def f(x):
+            traced(x)
+    """,
+    "alias import of jit": """
+        from jax import jit as J
+        @J
+        def f(x):
+            traced(x + 1)
+    """,
+    "numba.jit is not JAX": """
+        import numba
+        @numba.jit
+        def f(x):
+            static(x)
+    """,
+    "shape, ndim, dtype, len, isinstance are static": """
+        import jax
+        import jax.numpy as jnp
+        @jax.jit
+        def f(x):
+            static(x.shape[0]); static(x.ndim); static(x.dtype); static(len(x)); static(jnp.shape(x))
+            static(isinstance(x, int)); static(x is None); static(type(x))
+    """,
+    "static_argnums, negative index and static_argnames": """
+        import jax
+        from functools import partial
+        @partial(jax.jit, static_argnums=(-1,), static_argnames="mode")
+        def f(x, mode, n):
+            traced(x); static(mode); static(n)
+    """,
+    "jax.jit(static_argnums=...) used as a decorator": """
+        import jax
+        @jax.jit(static_argnums=1)
+        def f(x, n):
+            traced(x); static(n)
+    """,
+    "call form g = jax.jit(f, static_argnames=...)": """
+        import jax
+        def f(x, n):
+            traced(x); static(n)
+        g = jax.jit(f, static_argnames=("n",))
+    """,
+    "jit of partial binds the first parameter": """
+        import jax
+        from functools import partial
+        def f(cfg, x):
+            static(cfg); traced(x)
+        g = jax.jit(partial(f, {"lr": 0.1}))
+    """,
+    "grad alone keeps values concrete": """
+        import jax
+        def loss(w):
+            static(w)
+        g = jax.grad(loss)
+    """,
+    "jit of grad is staged": """
+        import jax
+        def loss(w):
+            traced(w)
+        g = jax.jit(jax.grad(loss))
+    """,
+    "vmap in_axes None leaves a parameter unbatched": """
+        import jax
+        def f(x, n):
+            traced(x); static(n)
+        g = jax.vmap(f, in_axes=(0, None))
+    """,
+    "vmap in_axes given positionally": """
+        import jax
+        def f(x, n):
+            traced(x); static(n)
+        g = jax.vmap(f, (0, None))
+    """,
+    "scan body gets carry and x, not extra defaults": """
+        from jax import lax
+        def body(carry, x, scale=2.0):
+            traced(carry); traced(x); static(scale)
+            return carry, x
+        lax.scan(body, 0.0, xs)
+    """,
+    "fori_loop and while_loop bodies, lambdas too": """
+        import jax
+        def body(i, acc):
+            traced(i); traced(acc)
+            return acc
+        jax.lax.fori_loop(0, 3, body, 0.0)
+        jax.lax.while_loop(lambda s: traced(s), lambda s: s + 1, 0)
+    """,
+    "cond and switch branches": """
+        from jax import lax
+        def yes(v):
+            traced(v)
+        def no(v):
+            traced(v)
+        lax.cond(p, yes, no, 1.0)
+        lax.switch(i, [yes, no], 1.0)
+    """,
+    "transitive helper with traced argument": """
+        import jax
+        def helper(a, b):
+            traced(a); static(b)
+        @jax.jit
+        def f(x):
+            helper(x, 3)
+    """,
+    "helper called only from untraced code": """
+        def helper(a):
+            static(a)
+        def main(x):
+            helper(x)
+    """,
+    "method helper through self": """
+        import jax
+        from functools import partial
+        class Model:
+            @partial(jax.jit, static_argnums=0)
+            def step(self, x):
+                static(self)
+                self.helper(x)
+            def helper(self, y):
+                traced(y)
+    """,
+    "dataflow through assignment, unpacking and arithmetic": """
+        import jax
+        import jax.numpy as jnp
+        @jax.jit
+        def f(x, y):
+            a, b = x * 2, 3
+            traced(a); static(b)
+            c = jnp.sum(a) + b
+            traced(c)
+            d = c.shape
+            static(d)
+    """,
+    "array ops on constants are staged under jit": """
+        import jax
+        import jax.numpy as jnp
+        @jax.jit
+        def f(x):
+            traced(jnp.zeros(3))
+            static(jnp.zeros(3).shape)
+    """,
+    "loop-carried values become traced": """
+        import jax
+        @jax.jit
+        def f(xs):
+            total = 0.0
+            for v in xs:
+                traced(total)
+                total = total + v
+    """,
+    "enumerate index is static": """
+        import jax
+        @jax.jit
+        def f(xs):
+            for i, v in enumerate(xs):
+                static(i); traced(v)
+    """,
+    "isinstance narrowing": """
+        import jax
+        from jax import core
+        @jax.jit
+        def f(x):
+            if isinstance(x, int):
+                static(x)
+            if not isinstance(x, core.Tracer):
+                static(x)
+            else:
+                traced(x)
+    """,
+    "tuple return unpacked per element": """
+        import jax
+        def split(x):
+            return x * 2, x.shape[0]
+        @jax.jit
+        def f(x):
+            y, n = split(x)
+            traced(y); static(n)
+    """,
+    "closure sees the enclosing function's tracer": """
+        import jax
+        @jax.jit
+        def f(x):
+            def inner():
+                traced(x)
+            inner()
+    """,
+    "Flax module: array-annotated parameters are traced": """
+        import flax.linen as nn
+        import jax
+        class MLP(nn.Module):
+            @nn.compact
+            def __call__(self, x: jax.Array, train: bool):
+                traced(x); static(train)
+    """,
+    "Equinox filter_jit: only array-annotated parameters are traced": """
+        import equinox as eqx
+        import jax
+        @eqx.filter_jit
+        def f(x: jax.Array, n):
+            traced(x); static(n)
+    """,
+    "str and Callable annotations never hold tracers": """
+        import jax
+        from typing import Callable
+        @jax.jit
+        def f(x, name: str, fn: Callable[[int], int] | None = None):
+            traced(x); static(name); static(fn)
+    """,
+    "extra-jit-decorators": """
+        import mylib
+        @mylib.compiled
+        def f(x):
+            traced(x)
+    """,
+}
+
+
+@pytest.mark.parametrize("source", VALUE_CASES.values(), ids=list(VALUE_CASES))
+def test_value_verdicts(source):
+    model, module = model_of(source, extra_jit=("mylib.compiled",))
+    probes = _Probes()
+    module.visit(probes)
+    assert probes.found, "snippet has no probes"
+    for expected, node in probes.found:
+        assert model.is_traced(node) == (expected == "traced"), f"{expected}({module.code_for_node(node)})"
+
+
+def test_function_traces_name_their_transforms():
+    model, _ = model_of(
+        """
+        import jax
+        from jax import lax
+        @jax.jit
+        def step(x):
+            return helper(x)
+        def helper(y):
+            return y
+        def loss(w):
+            return w
+        g = jax.grad(loss)
+        lax.scan(lambda c, x: (c, x), 0, xs)
+        def unused(z):
+            return z
+        """
+    )
+    assert model.trace_of("m.step").transforms == {"jax.jit"} and model.trace_of("m.step").direct
+    helper = model.trace_of("m.helper")
+    assert helper.transforms == {"jax.jit"} and helper.staged and not helper.direct
+    assert model.trace_of("m.loss").transforms == {"jax.grad"} and not model.trace_of("m.loss").staged
+    assert model.trace_of("m.<lambda#1>").transforms == {"jax.lax.scan"}
+    assert model.trace_of("m.unused") is None
+
+
+def test_bool_masks_and_containers():
+    model, module = model_of(
+        """
+        import jax
+        import jax.numpy as jnp
+        @jax.jit
+        def f(x):
+            m = (x > 0) & ~jnp.isnan(x)
+            items = [x, x]
+            return m, items
+        """
+    )
+    returned = [n for n in _walk(module) if isinstance(n, cst.Return)][0].value
+    mask, items = (element.value for element in returned.elements)
+    assert model.is_bool_mask(mask)
+    assert model.is_python_container(items) and not model.is_python_container(mask)
+
+
+def _walk(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        yield from _walk(child)
