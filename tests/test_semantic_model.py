@@ -21,7 +21,7 @@ def model_of(source: str, extra_jit: tuple[str, ...] = ()) -> tuple[SemanticMode
     module = parse_source(textwrap.dedent(source))
     assert isinstance(module, cst.Module)
     records, summary = run_with_deep_stack(lambda: ModelBuilder("m", "m.py", extra_jit).build(module))
-    return SemanticModel(records, summary, solve([summary])), module
+    return SemanticModel(module, records, summary, solve([summary])), module
 
 
 class _Probes(cst.CSTVisitor):

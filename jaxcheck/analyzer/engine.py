@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from jaxcheck.analyzer.config import Configuration, Settings
 from jaxcheck.analyzer.diagnostics import Diagnostic, FileError, Position, Range
@@ -106,7 +105,8 @@ class Linter:
     def lint(self, analysis: _Analysis, solution: Solution) -> _Outcome:
         """Run the enabled rules over an analysed file with a solved project state."""
         ignored = self._per_file_ignores(analysis.display_path)
-        context = RuleContext(analysis.display_path, SemanticModel(analysis.records, analysis.summary, solution))
+        model = SemanticModel(analysis.module, analysis.records, analysis.summary, solution)
+        context = RuleContext(analysis.display_path, model)
         rules = [rule(context) for rule in self.rules if not (ignored and rule.code.startswith(ignored))]
         walker = RuleWalker(rules, context)
         errors = list(walker.errors)
@@ -116,7 +116,7 @@ class Linter:
             errors.append(FileError(analysis.display_path, "too deeply nested to analyze; file skipped"))
             return _Outcome([], errors)
         errors.extend(walker.errors)
-        diagnostics = _located(analysis.display_path, analysis.module, context.reports)
+        diagnostics = _located(analysis.display_path, model, context.reports)
         diagnostics = Suppressions.scan(analysis.text.splitlines()).filter(diagnostics)
         signature = {key: trace for key in analysis.summary.functions if (trace := solution.trace_of(key))}
         return _Outcome(diagnostics, errors, analysis.summary, signature)
@@ -257,15 +257,11 @@ def _read(path: Path, report: CheckReport) -> bytes | None:
         return None
 
 
-def _located(path: str, module: cst.Module, reports: Iterable[Report]) -> list[Diagnostic]:
-    """Turn reports into diagnostics, computing positions once per file and only when needed."""
-    reports = list(reports)
-    if not reports:
-        return []
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+def _located(path: str, model: SemanticModel, reports: Iterable[Report]) -> list[Diagnostic]:
+    """Turn reports into diagnostics; positions are computed once per file, only when needed."""
     diagnostics = []
     for report in reports:
-        code_range = positions[report.node]
+        code_range = model.position(report.node)
         start = Position(code_range.start.line, code_range.start.column)
         end = Position(code_range.end.line, code_range.end.column)
         diagnostics.append(Diagnostic(path, Range(start, end), report.code, report.name, report.message))

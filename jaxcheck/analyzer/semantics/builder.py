@@ -10,13 +10,15 @@ is complete (pyflakes-style deferral), so helpers defined below their callers re
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
 from jaxcheck.analyzer.project import absolute_module
 from jaxcheck.analyzer.semantics import jax_api
+from jaxcheck.analyzer.semantics.bindings import MUTATING_METHODS, BindingHistory, CallableOrigin, ChangeKind
 from jaxcheck.analyzer.semantics.scopes import (
     VARIABLE,
     Binding,
@@ -34,7 +36,11 @@ from jaxcheck.analyzer.semantics.summary import (
     TraceSpec,
 )
 from jaxcheck.analyzer.semantics.values import (
+    NO_DEPS,
     BOOL_MASK,
+    FILESYSTEM_PATH,
+    LOGGER,
+    NUMPY_GENERATOR,
     PYTHON_CONTAINER,
     UNKNOWN,
     CallDep,
@@ -56,7 +62,38 @@ _CONTAINER_BUILTINS = frozenset(
 )
 _ORDERING_OPERATORS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 _MASK_OPERATORS = (cst.BitAnd, cst.BitOr, cst.BitXor)
+_OBJECT_FACTORIES = {
+    "logging.getLogger": LOGGER,
+    "numpy.random.default_rng": NUMPY_GENERATOR,
+    "numpy.random.RandomState": NUMPY_GENERATOR,
+    "numpy.random.Generator": NUMPY_GENERATOR,
+    "pathlib.Path": FILESYSTEM_PATH,
+    "pathlib.PurePath": FILESYSTEM_PATH,
+    "pathlib.PosixPath": FILESYSTEM_PATH,
+    "pathlib.WindowsPath": FILESYSTEM_PATH,
+}
+"""Calls whose result is an object with impure methods, tracked through assignments."""
+_PATH_METHODS = frozenset({"joinpath", "with_name", "with_suffix", "with_stem", "resolve", "absolute", "expanduser"})
 _EXTERNAL_PREFIXES = ("builtins.", "jax.", "numpy.", "math.", "functools.", "typing.")
+
+
+@dataclass(frozen=True, slots=True)
+class OuterName:
+    """A name read inside a function but bound in an enclosing function or the module (`scope`)."""
+
+    scope: str
+    module_level: bool
+    kind: BindingKind
+
+
+@dataclass(frozen=True, slots=True)
+class TransformSite:
+    """A transform applied inside `function` (None at module level) within `loops` (node ids,
+    outermost first), to a callable created as `origin` (None when not created in that function)."""
+
+    function: str | None
+    loops: tuple[int, ...]
+    origin: CallableOrigin | None
 
 
 @dataclass(slots=True)
@@ -66,6 +103,12 @@ class ModuleRecords:
     values: dict[int, Value] = field(default_factory=dict)
     call_names: dict[int, str] = field(default_factory=dict)
     function_keys: dict[int, str] = field(default_factory=dict)
+    outer_names: dict[int, OuterName] = field(default_factory=dict)
+    outer_writes: set[int] = field(default_factory=set)
+    self_loads: set[int] = field(default_factory=set)
+    transform_sites: dict[int, TransformSite] = field(default_factory=dict)
+    called_transforms: set[int] = field(default_factory=set)
+    history: BindingHistory = field(default_factory=BindingHistory)
 
 
 @dataclass(slots=True)
@@ -96,6 +139,8 @@ class ModelBuilder:
         self._pending: deque[_PendingBody] = deque()
         self._lambda_counts: dict[str, int] = {}
         self._narrowings: dict[int, tuple[set[str], set[str]]] = {}
+        self._branches: list[tuple[int, int]] = []
+        self._loops: list[int] = []
         self._statement_handlers: dict[type[cst.CSTNode], Callable[[cst.CSTNode], None]] = {
             cst.SimpleStatementLine: self._simple_statement_line,
             cst.FunctionDef: self._function_def,
@@ -203,9 +248,13 @@ class ModelBuilder:
                 value = self._eval(statement.value)
                 for target in statement.targets:
                     self._bind(target.target, value)
+                    self._record_origin(target.target, statement.value)
             elif isinstance(statement, cst.AnnAssign):
                 if statement.value is not None:
                     self._bind(statement.target, self._eval(statement.value))
+                    self._record_origin(statement.target, statement.value)
+                elif not isinstance(statement.target, cst.Name):
+                    self._eval_target_parts(statement.target)
             elif isinstance(statement, cst.AugAssign):
                 self._aug_assign(statement)
             elif isinstance(statement, cst.Return):
@@ -213,9 +262,10 @@ class ModelBuilder:
                     self._record_return(self._eval(statement.value))
             elif isinstance(statement, (cst.Import, cst.ImportFrom)):
                 self._import(statement)
-            elif isinstance(statement, (cst.Global, cst.Nonlocal)):
-                if isinstance(statement, cst.Global):
-                    self.scope.declared_global.update(item.name.value for item in statement.names)
+            elif isinstance(statement, cst.Global):
+                self.scope.declared_global.update(item.name.value for item in statement.names)
+            elif isinstance(statement, cst.Nonlocal):
+                self.scope.declared_nonlocal.update(item.name.value for item in statement.names)
             elif isinstance(statement, cst.Assert):
                 self._eval(statement.test)
                 if statement.msg is not None:
@@ -232,6 +282,9 @@ class ModelBuilder:
             current = self.scope.load(node.target.value)
             flags = current.flags & value.flags & PYTHON_CONTAINER
             self._bind(node.target, combine((current, value), flags))
+            owner = self._owner(node.target.value)
+            if owner is not None:
+                self.records.history.changed(owner.key, node.target.value, node, ChangeKind.AUGMENTED)
         else:
             self._eval_target_parts(node.target)
 
@@ -265,8 +318,14 @@ class ModelBuilder:
         self._eval_parameter_defaults(node.params)
         key = self._new_function(node, node.name.value)
         self.scope.bind(node.name.value, Binding(BindingKind.FUNCTION, key))
+        origin = CallableOrigin("def", tuple(self._loops))
+        if self.scope.kind is not ScopeKind.CLASS:
+            self.records.history.created(self.scope.key, node.name.value, origin)
         for decorator in node.decorators:
             self._decorator_root(decorator.decorator, key)
+            if self._transform_spec(decorator.decorator) is not None and self._in_function:
+                site = TransformSite(self._function_key, tuple(self._loops), origin)
+                self.records.transform_sites[id(decorator.decorator)] = site
         if self.scope.kind is ScopeKind.CLASS and self.scope.key in self.flax_classes:
             compact = any(qualified_name(self.scope, d.decorator) == jax_api.FLAX_COMPACT for d in node.decorators)
             if compact or node.name.value in jax_api.FLAX_TRACED_METHODS:
@@ -302,13 +361,14 @@ class ModelBuilder:
         concrete_if_true, concrete_if_false = self._isinstance_narrowing(node.test)
         before = dict(self._env)
         self._forget(concrete_if_true)
-        self._suite(node.body)
+        with self._branch(node, 0):
+            self._suite(node.body)
         after_body = self._swap_env(before)
         self._forget(concrete_if_false)
-        if node.orelse is not None:
+        with self._branch(node, 1):
             if isinstance(node.orelse, cst.If):
                 self._if(node.orelse)
-            else:
+            elif node.orelse is not None:
                 self._suite(node.orelse.body)
         self._join_env(after_body)
 
@@ -352,16 +412,35 @@ class ModelBuilder:
         for name in names:
             self.scope.env[name] = UNKNOWN
 
+    @contextmanager
+    def _branch(self, node: cst.CSTNode, alternative: int) -> Iterator[None]:
+        """Inside one alternative of a branching statement (for telling rebinding from alternatives)."""
+        self._branches.append((id(node), alternative))
+        try:
+            yield
+        finally:
+            self._branches.pop()
+
+    @contextmanager
+    def _in_loop(self, node: cst.CSTNode) -> Iterator[None]:
+        self._loops.append(id(node))
+        try:
+            yield
+        finally:
+            self._loops.pop()
+
     def _for(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.For)
         element = self._iteration_value(node.iter, self._eval(node.iter))
-        self._loop(lambda: (self._bind(node.target, element), self._suite(node.body)))
+        with self._in_loop(node):
+            self._loop(lambda: (self._bind(node.target, element), self._suite(node.body)))
         if node.orelse is not None:
             self._suite(node.orelse.body)
 
     def _while(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.While)
-        self._loop(lambda: (self._eval(node.test), self._suite(node.body)))
+        with self._in_loop(node):
+            self._loop(lambda: (self._eval(node.test), self._suite(node.body)))
         if node.orelse is not None:
             self._suite(node.orelse.body)
 
@@ -379,20 +458,23 @@ class ModelBuilder:
     def _try(self, node: cst.CSTNode) -> None:
         assert isinstance(node, (cst.Try, cst.TryStar))
         before = dict(self._env)
-        self._suite(node.body)
+        with self._branch(node, 0):
+            self._suite(node.body)
         self._join_env(before)
         after_body = dict(self._env)
-        for handler in node.handlers:
+        for index, handler in enumerate(node.handlers, start=1):
             self._swap_env(dict(after_body))
             if handler.type is not None:
                 self._eval(handler.type)
-            if handler.name is not None:
-                self._bind(handler.name.name, UNKNOWN)
-            self._suite(handler.body)
+            with self._branch(node, index):
+                if handler.name is not None:
+                    self._bind(handler.name.name, UNKNOWN)
+                self._suite(handler.body)
             after_body = self._merged(after_body, self._env)
         self._swap_env(after_body)
         if node.orelse is not None:
-            self._suite(node.orelse.body)
+            with self._branch(node, 0):
+                self._suite(node.orelse.body)
         if node.finalbody is not None:
             self._suite(node.finalbody.body)
 
@@ -409,11 +491,12 @@ class ModelBuilder:
         self._eval(node.subject)
         before = dict(self._env)
         merged = dict(before)
-        for case in node.cases:
+        for index, case in enumerate(node.cases):
             self._swap_env(dict(before))
             if case.guard is not None:
                 self._eval(case.guard)
-            self._suite(case.body)
+            with self._branch(node, index):
+                self._suite(case.body)
             merged = self._merged(merged, self._env)
         self._swap_env(merged)
 
@@ -441,6 +524,7 @@ class ModelBuilder:
     # ---------------------------------------------------------------------------------- binding
     def _bind(self, target: cst.BaseExpression, value: Value) -> None:
         if isinstance(target, cst.Name):
+            self._record_assignment(target)
             self.scope.bind(target.value, VARIABLE, value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = target.elements
@@ -459,8 +543,58 @@ class ModelBuilder:
         else:
             self._eval_target_parts(target)
 
+    def _owner(self, name: str) -> Scope | None:
+        """The module or function scope whose variable `name` is, as seen from here."""
+        resolved = self.scope.resolve(name)
+        if resolved is None or resolved[0].kind not in (ScopeKind.MODULE, ScopeKind.FUNCTION):
+            return None
+        return resolved[0]
+
+    def _record_assignment(self, target: cst.Name) -> None:
+        """Note a binding of `target` in its scope's history (or as an outer write)."""
+        name = target.value
+        scope = self.scope.function_scope() if self.scope.kind is ScopeKind.COMPREHENSION else self.scope
+        if scope.kind is ScopeKind.CLASS:
+            return
+        if name in scope.declared_global or name in scope.declared_nonlocal:
+            self.records.outer_writes.add(id(target))
+            owner = self._owner(name)
+            if owner is not None:
+                self.records.history.changed(owner.key, name, target, ChangeKind.WRITTEN_FROM_FUNCTION)
+            return
+        self.records.history.assigned(scope.key, name, target, tuple(self._branches), bool(self._loops))
+        self.records.history.created(scope.key, name, None)
+
+    def _record_origin(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """Remember how a callable bound to a plain name was created (for transform-in-loop)."""
+        if isinstance(target, cst.Name) and self.scope.kind is not ScopeKind.CLASS:
+            self.records.history.created(self.scope.function_scope().key, target.value, self._origin_of(value))
+
+    def _origin_of(self, value: cst.BaseExpression) -> CallableOrigin:
+        loops = tuple(self._loops)
+        if isinstance(value, cst.Lambda):
+            return CallableOrigin("lambda", loops)
+        if isinstance(value, cst.Call):
+            name = self.records.call_names.get(id(value))
+            if name in jax_api.PARTIAL:
+                return CallableOrigin("partial", loops)
+            if name in self.transforms:
+                return CallableOrigin("transform", loops)
+        return CallableOrigin("value", loops)
+
+    def _record_mutation(self, target: cst.BaseExpression) -> None:
+        """`x[k] = v`, `x.attr = v`, `del x[k]`, `x.append(v)`: the object bound to `x` is mutated."""
+        base = target
+        while isinstance(base, (cst.Subscript, cst.Attribute)):
+            base = base.value
+        if isinstance(base, cst.Name) and base is not target:
+            owner = self._owner(base.value)
+            if owner is not None:
+                self.records.history.changed(owner.key, base.value, target, ChangeKind.MUTATED)
+
     def _eval_target_parts(self, target: cst.BaseExpression) -> None:
         """Record the sub-expressions of a store target (`x[i]`, `obj.attr`, tuples of those)."""
+        self._record_mutation(target)
         if isinstance(target, cst.Subscript):
             self._eval(target.value)
             self._slice(target.slice)
@@ -583,12 +717,13 @@ class ModelBuilder:
     def _function_body(self, pending: _PendingBody) -> None:
         node = pending.node
         assert isinstance(node, cst.FunctionDef)
-        outer = self.scope
+        outer, branches, loops = self.scope, self._branches, self._loops
         self.scope = self._function_scope(node, pending.key, pending.scope)
+        self._branches, self._loops = [], []
         try:
             self._suite(node.body)
         finally:
-            self.scope = outer
+            self.scope, self._branches, self._loops = outer, branches, loops
 
     def _eval_parameter_defaults(self, params: cst.Parameters) -> None:
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
@@ -668,6 +803,7 @@ class ModelBuilder:
             frozenset(unbatched),
             transform.array_params_only,
             readable,
+            caches=transform.caches,
         )
 
     def _register_target(self, target: cst.BaseExpression, spec: TraceSpec) -> None:
@@ -730,6 +866,17 @@ class ModelBuilder:
 
     def _name(self, node: cst.CSTNode) -> Value:
         assert isinstance(node, cst.Name)
+        function = self.scope.function_scope()
+        if function.kind is ScopeKind.FUNCTION:
+            resolved = self.scope.resolve(node.value)
+            if resolved is not None:
+                owner, binding = resolved
+                if owner.function_scope() is not function and owner.kind is not ScopeKind.CLASS:
+                    module_level = owner.kind is ScopeKind.MODULE
+                    self.records.outer_names[id(node)] = OuterName(owner.key, module_level, binding.kind)
+                elif node.value == function.self_name and function.class_scope is not None:
+                    if function.class_scope.key not in self.flax_classes:
+                        self.records.self_loads.add(id(node))
         return self.scope.load(node.value)
 
     def _attribute(self, node: cst.CSTNode) -> Value:
@@ -738,6 +885,8 @@ class ModelBuilder:
         attr = node.attr.value
         if receiver.deps and attr in jax_api.ARRAY_VIEW_ATTRIBUTES:
             return Value(receiver.deps)
+        if receiver.flags & FILESYSTEM_PATH and attr == "parent":
+            return Value(NO_DEPS, FILESYSTEM_PATH)
         return UNKNOWN
 
     def _subscript(self, node: cst.CSTNode) -> Value:
@@ -776,6 +925,8 @@ class ModelBuilder:
         elif isinstance(node.operator, cst.Multiply) and (left.flags | right.flags) & PYTHON_CONTAINER:
             if not (left.deps and right.deps):
                 flags = PYTHON_CONTAINER
+        elif isinstance(node.operator, cst.Divide) and left.flags & FILESYSTEM_PATH:
+            flags = FILESYSTEM_PATH
         return combine((left, right), flags)
 
     def _unary(self, node: cst.CSTNode) -> Value:
@@ -844,6 +995,10 @@ class ModelBuilder:
 
     def _comprehension(self, node: cst.CSTNode) -> Value:
         assert isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp))
+        with self._in_loop(node):
+            return self._comprehension_body(node)
+
+    def _comprehension_body(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp) -> Value:
         outer = self.scope
         first = True
         clause: cst.CompFor | None = node.for_in
@@ -877,12 +1032,13 @@ class ModelBuilder:
         if id(node) not in self.records.function_keys:
             self._lambda_counts[owner] = count
         key = self._new_function(node, f"<lambda#{count}>")
-        outer = self.scope
+        outer, loops = self.scope, self._loops
         self.scope = self._function_scope(node, key, outer)
+        self._loops = []
         try:
             body = self._eval(node.body)
         finally:
-            self.scope = outer
+            self.scope, self._loops = outer, loops
         self.returns[key] = body
         return UNKNOWN
 
@@ -930,8 +1086,16 @@ class ModelBuilder:
             self._lax_call(node, name)
             return combine((staged, *args))
         if isinstance(node.func, cst.Call) and self.records.call_names.get(id(node.func)) in self.transforms:
+            self.records.called_transforms.add(id(node.func))
             return combine((staged, *args))  # `jax.jit(f)(x)`, `jax.value_and_grad(loss)(params)`
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in MUTATING_METHODS:
+            self._record_mutation(node.func)
         if name is not None:
+            kind = _OBJECT_FACTORIES.get(name)
+            if kind is not None:
+                return Value(NO_DEPS, kind)
+            if name == "builtins.setattr" and node.args and isinstance(node.args[0].value, cst.Name):
+                self._record_mutation(cst.Attribute(node.args[0].value, cst.Name("_")))
             if jax_api.is_array_call(name):
                 flags = BOOL_MASK if name in jax_api.BOOL_RESULT_CALLS else 0
                 return combine((staged, *args), flags)
@@ -953,6 +1117,8 @@ class ModelBuilder:
             if receiver.deps and attr in jax_api.ARRAY_METHODS:
                 flags = BOOL_MASK if attr in jax_api.BOOL_METHODS else 0
                 return combine((receiver, *args), flags)
+            if receiver.flags & FILESYSTEM_PATH and attr in _PATH_METHODS:
+                return Value(NO_DEPS, FILESYSTEM_PATH)
         return UNKNOWN
 
     def _arguments(self, node: cst.Call, args: list[Value], bound: int) -> CallArguments:
@@ -985,10 +1151,32 @@ class ModelBuilder:
         target = _argument(node, 0, ("fun", "f"))
         if target is not None:
             self._register_target(target, self._spec(transform, node.args))
+            if self._in_function:
+                site = TransformSite(self._function_key, tuple(self._loops), self._callable_origin(target))
+                self.records.transform_sites[id(node)] = site
+
+    def _callable_origin(self, target: cst.BaseExpression) -> CallableOrigin | None:
+        """How the callable a transform is applied to was created in the current function, if it was."""
+        if isinstance(target, (cst.Lambda, cst.Call)):
+            origin = self._origin_of(target)
+            return origin if origin.kind != "value" else None
+        method = isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+        name = target.value if method else target  # type: ignore[union-attr]
+        if not isinstance(name, cst.Name):
+            return None
+        owner = self._owner(name.value)
+        if owner is None or owner is not self.scope.function_scope():
+            return None
+        origin = self.records.history.origin_of(owner.key, name.value)
+        if origin is None:
+            return None
+        if method:
+            return CallableOrigin("method", origin.loops)
+        return origin if origin.kind != "value" else None
 
     def _lax_call(self, node: cst.Call, name: str) -> None:
         for slot in jax_api.LAX_BODIES[name]:
-            spec = TraceSpec(name, True, positional_limit=slot.arity)
+            spec = TraceSpec(name, True, positional_limit=slot.arity, caches=True)
             body = _argument(node, slot.position, (slot.keyword,))
             if body is None:
                 continue
@@ -1034,10 +1222,7 @@ def _call_elements(value: Value, count: int) -> tuple[Value, ...] | None:
 
 
 def _bound(spec: TraceSpec, positional: int, names: frozenset[str] = frozenset()) -> TraceSpec:
-    return TraceSpec(
-        spec.transform, spec.staged, spec.static_positions, spec.static_names, spec.unbatched_positions,
-        spec.array_params_only, spec.reads_params, spec.bound_positional + positional, spec.bound_names | names,
-    )
+    return replace(spec, bound_positional=spec.bound_positional + positional, bound_names=spec.bound_names | names)
 
 
 def _literal_ints(node: cst.BaseExpression) -> tuple[int, ...] | None:

@@ -57,6 +57,8 @@ class Transform:
     `in_axes` is the keyword whose `None` entries leave a parameter unbatched (untraced by this transform);
     `in_axes_position` is where `in_axes` may also be passed positionally (`jax.vmap(f, (0, None))`);
     `array_params_only` means only parameters annotated as arrays are traced (Equinox `filter_*`).
+    `caches` means the traced program is cached and reused on later calls (jit-like), so anything the
+    Python body reads or does at trace time is frozen into it.
     """
 
     name: str
@@ -66,28 +68,29 @@ class Transform:
     in_axes: str | None = None
     in_axes_position: int | None = None
     array_params_only: bool = False
+    caches: bool = False
 
 
-_JIT = Transform("jax.jit", True, ("static_argnums",), ("static_argnames",))
+_JIT = Transform("jax.jit", True, ("static_argnums",), ("static_argnames",), caches=True)
 
 TRANSFORMS: dict[str, Transform] = {
     "jax.jit": _JIT,
-    "jax.experimental.pjit.pjit": Transform("pjit", True, ("static_argnums",), ("static_argnames",)),
-    "jax.pmap": Transform("jax.pmap", True, ("static_broadcasted_argnums",), (), "in_axes"),
+    "jax.experimental.pjit.pjit": Transform("pjit", True, ("static_argnums",), ("static_argnames",), caches=True),
+    "jax.pmap": Transform("jax.pmap", True, ("static_broadcasted_argnums",), (), "in_axes", caches=True),
     "jax.vmap": Transform("jax.vmap", True, (), (), "in_axes", 1),
     "jax.checkpoint": Transform("jax.checkpoint", True, ("static_argnums",)),
     "jax.remat": Transform("jax.remat", True, ("static_argnums",)),
     # A custom_jvp/custom_vjp function runs eagerly on concrete values unless its caller is traced.
     "jax.custom_jvp": Transform("jax.custom_jvp", False, ("nondiff_argnums",), ("nondiff_argnames",)),
     "jax.custom_vjp": Transform("jax.custom_vjp", False, ("nondiff_argnums",), ("nondiff_argnames",)),
-    "jax.shard_map": Transform("shard_map", True),
+    "jax.shard_map": Transform("shard_map", True, caches=True),
     "jax.eval_shape": Transform("jax.eval_shape", True),
     "jax.make_jaxpr": Transform("jax.make_jaxpr", True, ("static_argnums",)),
-    "equinox.filter_jit": Transform("equinox.filter_jit", True, array_params_only=True),
+    "equinox.filter_jit": Transform("equinox.filter_jit", True, array_params_only=True, caches=True),
     "equinox.filter_vmap": Transform("equinox.filter_vmap", True, array_params_only=True),
-    "equinox.filter_pmap": Transform("equinox.filter_pmap", True, array_params_only=True),
-    "flax.linen.jit": Transform("flax.linen.jit", True, ("static_argnums",)),
-    "flax.nnx.jit": Transform("flax.nnx.jit", True, ("static_argnums",), ("static_argnames",)),
+    "equinox.filter_pmap": Transform("equinox.filter_pmap", True, array_params_only=True, caches=True),
+    "flax.linen.jit": Transform("flax.linen.jit", True, ("static_argnums",), caches=True),
+    "flax.nnx.jit": Transform("flax.nnx.jit", True, ("static_argnums",), ("static_argnames",), caches=True),
     "flax.nnx.vmap": Transform("flax.nnx.vmap", True, (), (), "in_axes", 1),
     "jax.grad": Transform("jax.grad", False),
     "jax.value_and_grad": Transform("jax.value_and_grad", False),

@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
-import libcst as cst
+from collections.abc import Mapping
 
-from jaxcheck.analyzer.semantics.builder import ModuleRecords
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from jaxcheck.analyzer.semantics.bindings import ChangeSite
+from jaxcheck.analyzer.semantics.builder import ModuleRecords, OuterName, TransformSite
 from jaxcheck.analyzer.semantics.solver import FunctionTrace, Solution
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
-from jaxcheck.analyzer.semantics.values import BOOL_MASK, PYTHON_CONTAINER, UNKNOWN, ParamDep, Value
+from jaxcheck.analyzer.semantics.values import (
+    BOOL_MASK,
+    FILESYSTEM_PATH,
+    LOGGER,
+    NUMPY_GENERATOR,
+    PYTHON_CONTAINER,
+    UNKNOWN,
+    ParamDep,
+    Value,
+)
 
 __all__ = ["FunctionTrace", "SemanticModel"]
 
@@ -19,10 +32,18 @@ class SemanticModel:
     abstract tracer (jit, vmap, pmap or a lax body) on some path.
     """
 
-    def __init__(self, records: ModuleRecords, summary: ModuleSummary, solution: Solution) -> None:
+    def __init__(self, module: cst.Module, records: ModuleRecords, summary: ModuleSummary, solution: Solution) -> None:
+        self.module = module
         self.records = records
         self.summary = summary
         self.solution = solution
+        self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
+
+    def position(self, node: cst.CSTNode) -> CodeRange:
+        """The node's range (1-based lines, 0-based columns), computed for the whole file on first use."""
+        if self._positions is None:
+            self._positions = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+        return self._positions[node]
 
     def function_key(self, node: cst.FunctionDef | cst.Lambda) -> str | None:
         """The key of a function or lambda node of this module."""
@@ -75,3 +96,38 @@ class SemanticModel:
     def call_name(self, node: cst.Call) -> str | None:
         """The canonical qualified name of the called function (`jax.numpy.nonzero`, `builtins.int`)."""
         return self.records.call_names.get(id(node))
+
+    # ----------------------------------------------------------------- names, bindings, objects
+    def outer_name(self, node: cst.Name) -> OuterName | None:
+        """For a name read inside a function: the enclosing function or module scope that binds it."""
+        return self.records.outer_names.get(id(node))
+
+    def change_of(self, outer: OuterName, name: str) -> ChangeSite | None:
+        """Where the outer variable `name` is rebound or its object mutated, if anywhere."""
+        return self.records.history.change_of(outer.scope, name)
+
+    def is_outer_write(self, node: cst.Name) -> bool:
+        """True for an assignment target written through a `global` or `nonlocal` declaration."""
+        return id(node) in self.records.outer_writes
+
+    def is_self(self, node: cst.Name) -> bool:
+        """True for a read of a method's `self` parameter (Flax modules excepted: their `setup` assigns)."""
+        return id(node) in self.records.self_loads
+
+    def is_logger(self, node: cst.BaseExpression) -> bool:
+        return bool(self.value_of(node).flags & LOGGER)
+
+    def is_numpy_generator(self, node: cst.BaseExpression) -> bool:
+        return bool(self.value_of(node).flags & NUMPY_GENERATOR)
+
+    def is_filesystem_path(self, node: cst.BaseExpression) -> bool:
+        return bool(self.value_of(node).flags & FILESYSTEM_PATH)
+
+    # -------------------------------------------------------------------------- transform sites
+    def transform_site(self, node: cst.BaseExpression) -> TransformSite | None:
+        """Where and to what a transform call (or decorator) inside a function is applied."""
+        return self.records.transform_sites.get(id(node))
+
+    def is_called_immediately(self, node: cst.Call) -> bool:
+        """True for a transform call whose result is called right away: `jax.jit(f)(x)`."""
+        return id(node) in self.records.called_transforms

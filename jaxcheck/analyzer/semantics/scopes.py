@@ -13,7 +13,7 @@ from enum import Enum
 import libcst as cst
 
 from jaxcheck.analyzer.semantics.jax_api import canonical
-from jaxcheck.analyzer.semantics.values import UNKNOWN, Value
+from jaxcheck.analyzer.semantics.values import NO_DEPS, UNKNOWN, Value
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 
@@ -59,6 +59,7 @@ class Scope:
     env: dict[str, Value] = field(default_factory=dict)
     closure: tuple[dict[str, Value], ...] = ()
     declared_global: set[str] = field(default_factory=set)
+    declared_nonlocal: set[str] = field(default_factory=set)
     self_name: str | None = None
     class_scope: Scope | None = None
 
@@ -71,15 +72,22 @@ class Scope:
 
     def lookup(self, name: str) -> Binding | None:
         """The binding `name` resolves to from this scope, or None when it is unbound (or builtin)."""
+        resolved = self.resolve(name)
+        return None if resolved is None else resolved[1]
+
+    def resolve(self, name: str) -> tuple[Scope, Binding] | None:
+        """The scope that binds `name` as seen from here (class bodies do not enclose functions)."""
         scope: Scope | None = self
         first = True
         while scope is not None:
             if scope.kind is not ScopeKind.CLASS or first:
                 if name in scope.declared_global:
-                    return self.module_scope().bindings.get(name)
+                    module = self.module_scope()
+                    binding = module.bindings.get(name)
+                    return None if binding is None else (module, binding)
                 binding = scope.bindings.get(name)
-                if binding is not None:
-                    return binding
+                if binding is not None and name not in scope.declared_nonlocal:
+                    return scope, binding
             first = False
             scope = scope.parent
         return None
@@ -95,7 +103,9 @@ class Scope:
         scope: Scope | None = self
         while scope is not None:
             if scope.kind is ScopeKind.MODULE or name in scope.declared_global:
-                return UNKNOWN
+                # Module-level values are concrete; only their type facts (a list, a logger) carry over.
+                value = self.module_scope().env.get(name)
+                return Value(NO_DEPS, value.flags) if value is not None and value.flags else UNKNOWN
             if scope.kind is not ScopeKind.CLASS:
                 value = scope.env.get(name)
                 if value is not None:

@@ -21,12 +21,14 @@ MAX_REEXPORT_HOPS = 8
 class FunctionTrace:
     """How one function is traced: the transforms it runs under (display names), whether any of them
     stages it (abstract tracers), which parameters receive tracers, and whether a transform is
-    applied to it directly (a root) rather than reached through calls."""
+    applied to it directly (a root) rather than reached through calls, and whether its traced program
+    is cached and reused (jit-like), which freezes what the Python body reads and does."""
 
     transforms: frozenset[str]
     staged: bool
     traced_params: frozenset[str]
     direct: bool = False
+    cached: bool = False
 
 
 @dataclass(slots=True)
@@ -49,6 +51,7 @@ class Solution:
     staged: set[str] = field(default_factory=set)
     traced_params: dict[str, set[str]] = field(default_factory=dict)
     roots: set[str] = field(default_factory=set)
+    cached: set[str] = field(default_factory=set)
     _cache: dict[Dep, bool] = field(default_factory=dict)
 
     def trace_of(self, key: str) -> FunctionTrace | None:
@@ -57,7 +60,7 @@ class Solution:
         if not transforms:
             return None
         traced = frozenset(self.traced_params.get(key, ()))
-        return FunctionTrace(frozenset(transforms), key in self.staged, traced, key in self.roots)
+        return FunctionTrace(frozenset(transforms), key in self.staged, traced, key in self.roots, key in self.cached)
 
     def is_traced(self, deps: Deps) -> bool:
         """True when a value with these dependencies is an abstract tracer on some traced path."""
@@ -142,6 +145,8 @@ def _apply(solution: Solution, key: str, spec: TraceSpec) -> None:
     function = solution.functions[key]
     solution.transforms.setdefault(key, set()).add(spec.transform)
     solution.roots.add(key)
+    if spec.caches:
+        solution.cached.add(key)
     if spec.staged:
         solution.staged.add(key)
     traced = spec.traced_params(function)
@@ -157,14 +162,16 @@ def _propagate(solution: Solution, edge: CallEdge, callee_key: str) -> bool:
         return False
     caller_transforms = solution.transforms[edge.caller]
     before = (len(solution.transforms.get(callee_key, ())), callee_key in solution.staged,
-              len(solution.traced_params.get(callee_key, ())))
+              len(solution.traced_params.get(callee_key, ())), callee_key in solution.cached)
     solution.transforms.setdefault(callee_key, set()).update(caller_transforms)
     if edge.caller in solution.staged:
         solution.staged.add(callee_key)
+    if edge.caller in solution.cached:
+        solution.cached.add(callee_key)
     if traced:
         solution.traced_params.setdefault(callee_key, set()).update(traced)
     after = (len(solution.transforms[callee_key]), callee_key in solution.staged,
-             len(solution.traced_params.get(callee_key, ())))
+             len(solution.traced_params.get(callee_key, ())), callee_key in solution.cached)
     return before != after
 
 

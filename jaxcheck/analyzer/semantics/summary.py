@@ -67,6 +67,7 @@ class TraceSpec:
     Positions are relative to the parameters left after `bound_positional` (partial, bound methods).
     `reads_params` is False when the transform's static/axes configuration could not be read
     statically: the function is then traced, but no parameter is claimed to be a tracer.
+    `caches` marks transforms whose traced program is reused on later calls (jit, pmap, lax bodies).
     """
 
     transform: str
@@ -79,6 +80,7 @@ class TraceSpec:
     bound_positional: int = 0
     bound_names: frozenset[str] = frozenset()
     positional_limit: int | None = None
+    caches: bool = False
 
     def traced_params(self, function: FunctionSummary) -> frozenset[str]:
         """The parameters of `function` that receive tracers under this transform.

@@ -52,6 +52,12 @@ NO_DEPS: Deps = frozenset()
 # Facts about a value's Python type that rules need besides tracedness.
 BOOL_MASK = 1
 """A boolean array (comparison, `jnp.isnan`, `&`/`|`/`~` of masks): indexing with it is value-dependent."""
+LOGGER = 1 << 8
+"""A `logging.Logger` (from `logging.getLogger`)."""
+NUMPY_GENERATOR = 1 << 9
+"""A NumPy random generator (`np.random.default_rng`, `RandomState`): its draws are impure."""
+FILESYSTEM_PATH = 1 << 10
+"""A `pathlib` path: its `write_text`/`write_bytes` methods write files."""
 PYTHON_CONTAINER = 2
 """A Python list, tuple, dict or set (literal, comprehension, `list(...)`, `*args`): its truth value is
 its length (static), and indexing it needs a concrete key."""

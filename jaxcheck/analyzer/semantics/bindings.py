@@ -1,0 +1,108 @@
+"""Binding histories: where a name of a module or function scope is rebound or its object mutated,
+and where callables are created (per loop), as the builder's traversal meets them.
+
+A name *changes* when one execution path can bind it twice (two assignments that are not alternatives
+of one `if`/`try`/`match`, an assignment inside a loop of its own scope, an augmented assignment, a
+`global`/`nonlocal` write from another function) or when its object is mutated (`.append`, item or
+attribute assignment, `del x[k]`, `setattr`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+import libcst as cst
+
+MUTATING_METHODS = frozenset(
+    {
+        "append", "extend", "insert", "remove", "pop", "clear", "update", "setdefault", "popitem", "add",
+        "discard", "sort", "reverse", "fill", "resize", "put", "itemset", "__setitem__", "__delitem__",
+    }
+)
+"""Methods that mutate the builtin containers and NumPy arrays they are called on."""
+
+Branch = tuple[int, int]
+"""(id of an `if`/`try`/`match` node, index of the alternative taken)."""
+
+
+class ChangeKind(Enum):
+    REBOUND = "reassigned"
+    AUGMENTED = "updated in place"
+    WRITTEN_FROM_FUNCTION = "reassigned through `global`/`nonlocal`"
+    MUTATED = "mutated"
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeSite:
+    """Where a name's value changes: the node (for its line) and how."""
+
+    node: cst.CSTNode
+    kind: ChangeKind
+
+
+@dataclass(frozen=True, slots=True)
+class _Assignment:
+    node: cst.CSTNode
+    branches: tuple[Branch, ...]
+    in_loop: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CallableOrigin:
+    """How a callable was created (`lambda`, `def`, `partial`, a transform's result, a bound method of
+    an object) and inside which loops of its function (ids, outermost first)."""
+
+    kind: str
+    loops: tuple[int, ...]
+
+
+@dataclass(slots=True)
+class BindingHistory:
+    """Collects assignments and mutations per (scope key, name); answers :meth:`change_of`."""
+
+    _assignments: dict[tuple[str, str], dict[int, _Assignment]] = field(default_factory=dict)
+    _changes: dict[tuple[str, str], ChangeSite] = field(default_factory=dict)
+    _origins: dict[tuple[str, str], CallableOrigin] = field(default_factory=dict)
+
+    def assigned(self, scope: str, name: str, node: cst.CSTNode, branches: tuple[Branch, ...], in_loop: bool) -> None:
+        """Record a plain binding of `name` in `scope` at `node` (deduplicated: loops are interpreted twice)."""
+        self._assignments.setdefault((scope, name), {})[id(node)] = _Assignment(node, branches, in_loop)
+
+    def changed(self, scope: str, name: str, node: cst.CSTNode, kind: ChangeKind) -> None:
+        """Record a change that always counts (augmented assignment, outer write, mutation)."""
+        self._changes.setdefault((scope, name), ChangeSite(node, kind))
+
+    def change_of(self, scope: str, name: str) -> ChangeSite | None:
+        """The first place where `name` of `scope` changes after its first binding, or None."""
+        change = self._changes.get((scope, name))
+        if change is not None:
+            return change
+        assignments = list(self._assignments.get((scope, name), {}).values())
+        for index, assignment in enumerate(assignments):
+            if assignment.in_loop:
+                return ChangeSite(assignment.node, ChangeKind.REBOUND)
+            for earlier in assignments[:index]:
+                if not _alternatives(earlier.branches, assignment.branches):
+                    return ChangeSite(assignment.node, ChangeKind.REBOUND)
+        return None
+
+    def created(self, scope: str, name: str, origin: CallableOrigin | None) -> None:
+        """Record (or forget, with None) how the callable bound to `name` was created."""
+        if origin is None:
+            self._origins.pop((scope, name), None)
+        else:
+            self._origins[(scope, name)] = origin
+
+    def origin_of(self, scope: str, name: str) -> CallableOrigin | None:
+        return self._origins.get((scope, name))
+
+
+def _alternatives(first: tuple[Branch, ...], second: tuple[Branch, ...]) -> bool:
+    """True when two assignments sit in different alternatives of one branching statement."""
+    for (node_a, index_a), (node_b, index_b) in zip(first, second):
+        if node_a != node_b:
+            return False
+        if index_a != index_b:
+            return True
+    return False
