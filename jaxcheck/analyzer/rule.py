@@ -85,7 +85,9 @@ class Rule:
     def transform_name(self) -> str:
         """A short name of a transform tracing the current function, for messages."""
         trace = self.trace
-        return min(trace.transforms) if trace is not None and trace.transforms else "jax.jit"
+        if trace is None or not trace.transforms:
+            return "jax.jit"
+        return min(trace.transforms, key=lambda name: ("jit" not in name and "pmap" not in name, name))
 
 
 def static_hint(model: SemanticModel, node: cst.BaseExpression, function: str | None) -> str:

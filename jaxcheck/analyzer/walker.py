@@ -112,6 +112,7 @@ class RuleWalker:
                 callback(node)
             except Exception as exc:  # a broken rule must not stop the others
                 self._failed.add(id(rule))
+                detail = " ".join(str(exc).split())[:200]
                 self.errors.append(
-                    FileError(self.context.path, f"rule {rule.code} ({rule.name}) failed: {type(exc).__name__}: {exc}")
+                    FileError(self.context.path, f"rule {rule.code} ({rule.name}) failed: {type(exc).__name__}: {detail}")
                 )

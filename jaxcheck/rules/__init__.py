@@ -1,20 +1,32 @@
 """Every rule jaxcheck ships, one class per module, grouped by code range:
 
 - `syntax_error` (JAX001): files that do not parse;
-- `tracing/` (JAX3xx): Python control flow, concretization and shapes on traced values.
+- `purity/` (JAX1xx): stale globals, outer-state writes, trace-time side effects and randomness;
+- `tracing/` (JAX3xx): Python control flow, concretization and shapes on traced values;
+- `transforms/` (JAX5xx): transformation misuse.
 """
 
 from jaxcheck.analyzer.rule import Rule
+from jaxcheck.rules.purity.impure_call_in_traced_function import ImpureCallInTracedFunction
+from jaxcheck.rules.purity.outer_state_mutation import OuterStateMutation
+from jaxcheck.rules.purity.print_in_traced_function import PrintInTracedFunction
+from jaxcheck.rules.purity.stale_global_read import StaleGlobalRead
 from jaxcheck.rules.syntax_error import SyntaxErrorInSource
 from jaxcheck.rules.tracing.python_branch_on_tracer import PythonBranchOnTracer
 from jaxcheck.rules.tracing.tracer_concretization import TracerConcretization
 from jaxcheck.rules.tracing.value_dependent_shape import ValueDependentShape
+from jaxcheck.rules.transforms.transform_in_loop import TransformInLoop
 
 RULES: tuple[type[Rule], ...] = (
     SyntaxErrorInSource,
+    StaleGlobalRead,
+    OuterStateMutation,
+    PrintInTracedFunction,
+    ImpureCallInTracedFunction,
     PythonBranchOnTracer,
     TracerConcretization,
     ValueDependentShape,
+    TransformInLoop,
 )
 
 __all__ = ["RULES"]

@@ -64,6 +64,11 @@ class BindingHistory:
     _assignments: dict[tuple[str, str], dict[int, _Assignment]] = field(default_factory=dict)
     _changes: dict[tuple[str, str], ChangeSite] = field(default_factory=dict)
     _origins: dict[tuple[str, str], CallableOrigin] = field(default_factory=dict)
+    _final: set[tuple[str, str]] = field(default_factory=set)
+
+    def declared_final(self, scope: str, name: str) -> None:
+        """`name: Final = ...`: the author promises it never changes."""
+        self._final.add((scope, name))
 
     def assigned(self, scope: str, name: str, node: cst.CSTNode, branches: tuple[Branch, ...], in_loop: bool) -> None:
         """Record a plain binding of `name` in `scope` at `node` (deduplicated: loops are interpreted twice)."""
@@ -75,6 +80,8 @@ class BindingHistory:
 
     def change_of(self, scope: str, name: str) -> ChangeSite | None:
         """The first place where `name` of `scope` changes after its first binding, or None."""
+        if (scope, name) in self._final:
+            return None
         change = self._changes.get((scope, name))
         if change is not None:
             return change

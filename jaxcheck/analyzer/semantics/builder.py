@@ -89,11 +89,13 @@ class OuterName:
 @dataclass(frozen=True, slots=True)
 class TransformSite:
     """A transform applied inside `function` (None at module level) within `loops` (node ids,
-    outermost first), to a callable created as `origin` (None when not created in that function)."""
+    outermost first), to a callable created as `origin` (None when not created in that function);
+    `caches` when the transform compiles and caches per function object (jit-like)."""
 
     function: str | None
     loops: tuple[int, ...]
     origin: CallableOrigin | None
+    caches: bool
 
 
 @dataclass(slots=True)
@@ -108,6 +110,8 @@ class ModuleRecords:
     self_loads: set[int] = field(default_factory=set)
     transform_sites: dict[int, TransformSite] = field(default_factory=dict)
     called_transforms: set[int] = field(default_factory=set)
+    mutated_names: set[int] = field(default_factory=set)
+    functions_in_loops: set[str] = field(default_factory=set)
     history: BindingHistory = field(default_factory=BindingHistory)
 
 
@@ -250,6 +254,7 @@ class ModelBuilder:
                     self._bind(target.target, value)
                     self._record_origin(target.target, statement.value)
             elif isinstance(statement, cst.AnnAssign):
+                self._note_final(statement)
                 if statement.value is not None:
                     self._bind(statement.target, self._eval(statement.value))
                     self._record_origin(statement.target, statement.value)
@@ -323,9 +328,10 @@ class ModelBuilder:
             self.records.history.created(self.scope.key, node.name.value, origin)
         for decorator in node.decorators:
             self._decorator_root(decorator.decorator, key)
-            if self._transform_spec(decorator.decorator) is not None and self._in_function:
-                site = TransformSite(self._function_key, tuple(self._loops), origin)
-                self.records.transform_sites[id(decorator.decorator)] = site
+            spec = self._transform_spec(decorator.decorator)
+            if spec is not None and self._in_function:
+                site = TransformSite(self._function_key, tuple(self._loops), origin, spec.caches)
+                self.records.transform_sites[id(decorator)] = site
         if self.scope.kind is ScopeKind.CLASS and self.scope.key in self.flax_classes:
             compact = any(qualified_name(self.scope, d.decorator) == jax_api.FLAX_COMPACT for d in node.decorators)
             if compact or node.name.value in jax_api.FLAX_TRACED_METHODS:
@@ -565,6 +571,14 @@ class ModelBuilder:
         self.records.history.assigned(scope.key, name, target, tuple(self._branches), bool(self._loops))
         self.records.history.created(scope.key, name, None)
 
+    def _note_final(self, statement: cst.AnnAssign) -> None:
+        annotation = statement.annotation.annotation
+        if isinstance(annotation, cst.Subscript):
+            annotation = annotation.value
+        final = qualified_name(self.scope, annotation) in ("typing.Final", "typing_extensions.Final")
+        if final and isinstance(statement.target, cst.Name) and self.scope.kind is not ScopeKind.CLASS:
+            self.records.history.declared_final(self.scope.function_scope().key, statement.target.value)
+
     def _record_origin(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """Remember how a callable bound to a plain name was created (for transform-in-loop)."""
         if isinstance(target, cst.Name) and self.scope.kind is not ScopeKind.CLASS:
@@ -588,9 +602,13 @@ class ModelBuilder:
         while isinstance(base, (cst.Subscript, cst.Attribute)):
             base = base.value
         if isinstance(base, cst.Name) and base is not target:
-            owner = self._owner(base.value)
-            if owner is not None:
-                self.records.history.changed(owner.key, base.value, target, ChangeKind.MUTATED)
+            self._record_mutated_name(base, target)
+
+    def _record_mutated_name(self, name: cst.Name, site: cst.CSTNode) -> None:
+        self.records.mutated_names.add(id(name))
+        owner = self._owner(name.value)
+        if owner is not None:
+            self.records.history.changed(owner.key, name.value, site, ChangeKind.MUTATED)
 
     def _eval_target_parts(self, target: cst.BaseExpression) -> None:
         """Record the sub-expressions of a store target (`x[i]`, `obj.attr`, tuples of those)."""
@@ -667,6 +685,8 @@ class ModelBuilder:
             key, positional, keyword_only, star, star_kw, array_params, non_array_params, parent
         )
         self.records.function_keys[id(node)] = key
+        if self._loops:
+            self.records.functions_in_loops.add(key)
         return key
 
     def _is_array_annotation(self, annotation: cst.BaseExpression) -> bool:
@@ -1095,7 +1115,7 @@ class ModelBuilder:
             if kind is not None:
                 return Value(NO_DEPS, kind)
             if name == "builtins.setattr" and node.args and isinstance(node.args[0].value, cst.Name):
-                self._record_mutation(cst.Attribute(node.args[0].value, cst.Name("_")))
+                self._record_mutated_name(node.args[0].value, node)
             if jax_api.is_array_call(name):
                 flags = BOOL_MASK if name in jax_api.BOOL_RESULT_CALLS else 0
                 return combine((staged, *args), flags)
@@ -1152,7 +1172,8 @@ class ModelBuilder:
         if target is not None:
             self._register_target(target, self._spec(transform, node.args))
             if self._in_function:
-                site = TransformSite(self._function_key, tuple(self._loops), self._callable_origin(target))
+                origin = self._callable_origin(target)
+                site = TransformSite(self._function_key, tuple(self._loops), origin, transform.caches)
                 self.records.transform_sites[id(node)] = site
 
     def _callable_origin(self, target: cst.BaseExpression) -> CallableOrigin | None:

@@ -106,6 +106,20 @@ class SemanticModel:
         """Where the outer variable `name` is rebound or its object mutated, if anywhere."""
         return self.records.history.change_of(outer.scope, name)
 
+    def is_mutated_here(self, node: cst.Name) -> bool:
+        """True when this read of a name is the object of a mutation (`x.append(v)`, `x[k] = v`)."""
+        return id(node) in self.records.mutated_names
+
+    def recreated_between(self, function_key: str | None, owner: str) -> bool:
+        """True when `function_key`, or a function between it and the enclosing `owner` scope, is
+        created inside a loop: a new function object (and a new trace) on every iteration."""
+        while function_key is not None and function_key != owner:
+            if function_key in self.records.functions_in_loops:
+                return True
+            function = self.solution.functions.get(function_key)
+            function_key = function.parent if function is not None else None
+        return False
+
     def is_outer_write(self, node: cst.Name) -> bool:
         """True for an assignment target written through a `global` or `nonlocal` declaration."""
         return id(node) in self.records.outer_writes

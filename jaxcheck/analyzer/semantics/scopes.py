@@ -103,9 +103,7 @@ class Scope:
         scope: Scope | None = self
         while scope is not None:
             if scope.kind is ScopeKind.MODULE or name in scope.declared_global:
-                # Module-level values are concrete; only their type facts (a list, a logger) carry over.
-                value = self.module_scope().env.get(name)
-                return Value(NO_DEPS, value.flags) if value is not None and value.flags else UNKNOWN
+                return self._module_value(name)
             if scope.kind is not ScopeKind.CLASS:
                 value = scope.env.get(name)
                 if value is not None:
@@ -117,9 +115,14 @@ class Scope:
                         value = snapshot.get(name)
                         if value is not None:
                             return value
-                    return UNKNOWN
+                    return self._module_value(name)
             scope = scope.parent
         return UNKNOWN
+
+    def _module_value(self, name: str) -> Value:
+        """Module-level values are concrete; only their type facts (a list, a logger) carry over."""
+        value = self.module_scope().env.get(name)
+        return Value(NO_DEPS, value.flags) if value is not None and value.flags else UNKNOWN
 
     def bind(self, name: str, binding: Binding, value: Value = UNKNOWN) -> None:
         """Bind `name` in this scope (or the module scope for `global` names) with its current value."""

@@ -1,0 +1,121 @@
+"""JAX104 impure-call-in-traced-function."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from jaxcheck.analyzer.rule import Invalid, Rule, Valid
+from jaxcheck.analyzer.semantics.scopes import BindingKind
+
+_IMPURE_MODULES = ("numpy.random.", "random.", "time.", "uuid.", "secrets.")
+_PURE_CONSTRUCTORS = frozenset(
+    {
+        "numpy.random.default_rng", "numpy.random.Generator", "numpy.random.RandomState",
+        "numpy.random.SeedSequence", "numpy.random.PCG64", "numpy.random.Philox", "random.Random", "uuid.UUID",
+    }
+)
+_IMPURE_CALLS = frozenset(
+    {"datetime.datetime.now", "datetime.datetime.today", "datetime.datetime.utcnow", "datetime.date.today",
+     "os.urandom", "os.getrandom"}
+)
+
+
+class ImpureCallInTracedFunction(Rule):
+    """
+    ## What it does
+    Finds calls whose result changes from call to call inside code traced by `jax.jit`, `pmap`,
+    `lax` bodies and other caching transforms: `numpy.random` functions and `Generator` methods, the
+    `random` module, `time.*`, `datetime.now`/`today`, `os.urandom`, `uuid.*`, and `next()` on an
+    iterator that lives outside the traced function.
+
+    ## Why is this bad?
+    The call runs once, while tracing, and its result becomes a constant of the compiled program:
+    every later call reuses the same "random" number, timestamp or batch.
+
+    ## Example
+    ```python
+    import jax
+    import numpy as np
+
+    @jax.jit
+    def add_noise(x):
+        return x + np.random.normal(size=x.shape)
+    ```
+
+    ## Use instead
+    ```python
+    import jax
+
+    @jax.jit
+    def add_noise(x, key):
+        return x + jax.random.normal(key, x.shape)
+    ```
+    Pass a `jax.random` key (split it for every call), pass timestamps and batches as arguments.
+
+    ## Fix safety
+    No fix is offered: a `jax.random` key must be threaded through the callers.
+    """
+
+    code = "JAX104"
+    name = "impure-call-in-traced-function"
+    summary = "`np.random`, `random`, `time`, `datetime.now`, `os.urandom`, `uuid`, outer `next()` frozen at trace time"
+
+    VALID = (
+        Valid("import jax\n@jax.jit\ndef f(x, key):\n    return x + jax.random.normal(key, x.shape)\n"),
+        Valid("import numpy as np\ndef f(x):\n    return x + np.random.normal()\n"),
+        Valid("import jax\nimport time\n@jax.jit\ndef f(x):\n    return x\nstart = time.time()\nf(1.0)\n"),
+        Valid("import jax\nimport numpy as np\n@jax.jit\ndef f(x):\n    return x * np.pi\n"),
+        Valid("import jax\n@jax.jit\ndef f(xs):\n    it = iter(xs)\n    return next(it)\n"),
+        Valid("import jax\nimport random\ndef loss(w):\n    return w * random.random()\ng = jax.grad(loss)\n"),
+        Valid("import jax\nimport numpy as np\nrng = np.random.default_rng(0)\nnoise = rng.normal(size=3)\n"
+              "@jax.jit\ndef f(x):\n    return x + noise\n"),
+        Valid("import jax\nfrom jax import random\n@jax.jit\ndef f(key):\n    return random.uniform(key)\n"),
+        Valid("import jax\nimport datetime\n@jax.jit\ndef f(x):\n    return x * datetime.timedelta(days=1).days\n"),
+    )
+    INVALID = (
+        Invalid("import jax\nimport numpy as np\n@jax.jit\ndef f(x):\n    return x + np.random.rand()\n", 5, 16,
+                "jax.random"),
+        Invalid("import jax\nimport random\n@jax.jit\ndef f(x):\n    return x * random.random()\n", 5, 16),
+        Invalid("import jax\nimport time\n@jax.jit\ndef f(x):\n    return x + time.time()\n", 5, 16),
+        Invalid("import jax\nimport numpy as np\nrng = np.random.default_rng(0)\n@jax.jit\ndef f(x):\n"
+                "    return x + rng.normal()\n", 6, 16),
+        Invalid("import jax\nfrom datetime import datetime\n@jax.jit\ndef f(x):\n    t = datetime.now()\n"
+                "    return x\n", 5, 9),
+        Invalid("import jax\nimport os\n@jax.jit\ndef f(x):\n    seed = os.urandom(4)\n    return x\n", 5, 12),
+        Invalid("import jax\nimport uuid\n@jax.jit\ndef f(x):\n    run_id = uuid.uuid4()\n    return x\n", 5, 14),
+        Invalid("import jax\nbatches = iter(range(10))\n@jax.jit\ndef f(x):\n    return x + next(batches)\n", 5, 16,
+                "next"),
+        Invalid("import jax\nfrom jax import lax\nimport numpy as np\ndef body(c, x):\n"
+                "    return c + np.random.uniform(), x\nlax.scan(body, 0.0, xs)\n", 5, 16),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        trace = self.trace
+        if trace is None or not trace.cached:
+            return
+        what = self._impure(node)
+        if what is not None:
+            self.report(node, f"{what} is evaluated once while tracing under {self.transform_name()}: every call of "
+                              "the compiled function reuses that value; pass a `jax.random` key (or the value) "
+                              "as an argument")
+
+    def _impure(self, node: cst.Call) -> str | None:
+        name = self.model.call_name(node)
+        if name is not None:
+            if name in _IMPURE_CALLS or (name.startswith(_IMPURE_MODULES) and name not in _PURE_CONSTRUCTORS):
+                return f"`{name}`"
+            if name == "builtins.next" and node.args and isinstance(node.args[0].value, cst.Name):
+                return self._outer_iterator(node.args[0].value)
+            return None
+        func = node.func
+        if isinstance(func, cst.Attribute) and self.model.is_numpy_generator(func.value):
+            return f"NumPy generator method `.{func.attr.value}()`"
+        return None
+
+    def _outer_iterator(self, name: cst.Name) -> str | None:
+        outer = self.model.outer_name(name)
+        if outer is None or outer.kind is not BindingKind.VARIABLE:
+            return None
+        if not outer.module_level and self.model.enclosing_trace(outer.scope) is not None:
+            return None
+        return f"`next({name.value})` on an iterator outside the traced function"

@@ -1,0 +1,150 @@
+"""JAX102 outer-state-mutation."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from jaxcheck.analyzer.rule import Invalid, Rule, Valid
+from jaxcheck.analyzer.semantics.bindings import MUTATING_METHODS
+from jaxcheck.analyzer.semantics.scopes import BindingKind
+
+
+class OuterStateMutation(Rule):
+    """
+    ## What it does
+    Finds traced code that writes state living outside the traced function: `global`/`nonlocal`
+    assignments, mutating calls (`.append`, `.update`, ...), item and attribute assignment, `del` and
+    `setattr` on module-level or enclosing objects, and on `self` in a traced method.
+
+    ## Why is this bad?
+    The writes happen once, while tracing, and store tracers: the abstract values of that trace. Code
+    that later reads them gets `UnexpectedTracerError` ("an intermediate value leaked"), and calls
+    served from the compile cache do not write anything at all.
+
+    ## Example
+    ```python
+    import jax
+
+    losses = []
+
+    @jax.jit
+    def step(w, g):
+        losses.append(w.sum())
+        return w - 0.1 * g
+    ```
+
+    ## Use instead
+    ```python
+    import jax
+
+    @jax.jit
+    def step(w, g):
+        return w - 0.1 * g, w.sum()
+
+    losses = []
+    w, loss = step(w, g)
+    losses.append(loss)
+    ```
+    Return new values from the traced function and update state outside it. Objects created inside
+    the traced function are its own and may be mutated freely.
+
+    ## Fix safety
+    No fix is offered: moving state out of a traced function changes its interface.
+    """
+
+    code = "JAX102"
+    name = "outer-state-mutation"
+    summary = "Traced code writes outer state (`global`, `outer.append`, `outer[k] = v`, `self.attr = v`): tracers leak"
+
+    VALID = (
+        Valid("import jax\n@jax.jit\ndef f(x):\n    out = []\n    out.append(x)\n    return out\n"),
+        Valid("import jax\n@jax.jit\ndef f(x):\n    d = {}\n    d['a'] = x\n    return d\n"),
+        Valid("import jax\nlog = []\ndef f(x):\n    log.append(x)\n    return x\n"),
+        Valid("import flax.linen as nn\nclass M(nn.Module):\n    def setup(self):\n        self.dense = nn.Dense(3)\n"
+              "    def __call__(self, x):\n        return self.dense(x)\n"),
+        Valid("import jax\n@jax.jit\ndef f(x):\n    acc = [x]\n    def add(v):\n        acc.append(v)\n"
+              "    add(x)\n    return acc\n"),
+        Valid("import jax\nlosses = []\n@jax.jit\ndef f(x):\n    return x * 2\nlosses.append(f(1.0))\n"),
+        Valid("import jax\nclass Trainer:\n    def fit(self, x):\n        self.steps = 0\n        return step(x)\n"
+              "@jax.jit\ndef step(x):\n    return x\n"),
+        Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    y = jnp.zeros(3)\n"
+              "    y = y.at[0].set(x)\n    return y\n"),
+        Valid("import jax\ncounter = 0\n@jax.jit\ndef f(x):\n    counter = x + 1\n    return counter\n"),
+    )
+    INVALID = (
+        Invalid("import jax\nlosses = []\n@jax.jit\ndef f(x):\n    losses.append(x)\n    return x\n", 5, 5, "losses"),
+        Invalid("import jax\ncounter = 0\n@jax.jit\ndef f(x):\n    global counter\n    counter = x\n    return x\n",
+                6, 5, "global"),
+        Invalid("import jax\ncache = {}\n@jax.jit\ndef f(x):\n    cache['last'] = x\n    return x\n", 5, 5),
+        Invalid("import jax\nfrom functools import partial\nclass Model:\n    @partial(jax.jit, static_argnums=0)\n"
+                "    def step(self, x):\n        self.last = x\n        return x\n", 6, 9, "self"),
+        Invalid("import jax\ndef outer():\n    total = 0\n    @jax.jit\n    def f(x):\n        nonlocal total\n"
+                "        total = x\n        return x\n    return f\n", 7, 9),
+        Invalid("import jax\nfrom jax import lax\nseen = set()\ndef body(c, x):\n    seen.add(x)\n    return c, x\n"
+                "lax.scan(body, 0, xs)\n", 5, 5),
+        Invalid("import jax\nclass State:\n    pass\nstate = State()\n@jax.jit\ndef f(x):\n"
+                "    setattr(state, 'value', x)\n    return x\n", 7, 5),
+        Invalid("import jax\nbuffers = {'a': [0]}\n@jax.vmap\ndef f(x):\n    buffers['a'][0] = x\n    return x\n", 5, 5),
+        Invalid("import jax\nregistry = {}\ndef remember(v):\n    registry.update(v=v)\n@jax.jit\ndef f(x):\n"
+                "    remember(x)\n    return x\n", 4, 5),
+    )
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if self.model.is_outer_write(node) and self.trace is not None:
+            self.report(node, f"traced code assigns `{node.value}` through `global`/`nonlocal` under "
+                              f"{self.transform_name()}: the assignment happens once while tracing and stores a "
+                              "tracer; return the value instead")
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._check_store(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._check_store(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._check_store(node.target)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._check_store(node.target)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in MUTATING_METHODS:
+            self._check_object(func.value, node, f"`.{func.attr.value}()`", method=True)
+        elif self.model.call_name(node) == "builtins.setattr" and node.args:
+            self._check_object(node.args[0].value, node, "`setattr`", method=True)
+
+    def _check_store(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._check_store(element.value)
+        elif isinstance(target, (cst.Subscript, cst.Attribute)):
+            kind = "item assignment" if isinstance(target, cst.Subscript) else "attribute assignment"
+            self._check_object(target.value, target, kind, method=False)
+
+    def _check_object(self, receiver: cst.BaseExpression, node: cst.CSTNode, action: str, method: bool) -> None:
+        """Report when `receiver` (or the object it is reached from) lives outside the traced function."""
+        while isinstance(receiver, (cst.Subscript, cst.Attribute)):
+            receiver = receiver.value
+        if not isinstance(receiver, cst.Name) or self.trace is None:
+            return
+        owner = self._outer_owner(receiver, allow_module=not method)
+        if owner is None:
+            return
+        self.report(node, f"{action} on `{receiver.value}` ({owner}) inside traced code under "
+                          f"{self.transform_name()}: it runs once while tracing and leaks tracers; return new "
+                          "values instead")
+
+    def _outer_owner(self, name: cst.Name, allow_module: bool) -> str | None:
+        if self.model.is_self(name):
+            return "the method's `self`"
+        outer = self.model.outer_name(name)
+        if outer is None:
+            return None
+        if outer.kind is BindingKind.IMPORT and allow_module:
+            return "a module"
+        if outer.kind is not BindingKind.VARIABLE:
+            return None
+        if not outer.module_level and self.model.enclosing_trace(outer.scope) is not None:
+            return None  # created inside an enclosing traced function
+        return "a module-level object" if outer.module_level else "an object of the enclosing function"

@@ -1,0 +1,120 @@
+"""JAX103 print-in-traced-function."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from jaxcheck.analyzer.rule import Invalid, Rule, Valid
+
+_OUTPUT_CALLS = {
+    "builtins.print": "`print`",
+    "builtins.open": "`open`",
+    "builtins.input": "`input`",
+    "warnings.warn": "`warnings.warn`",
+    "sys.stdout.write": "`sys.stdout.write`",
+    "sys.stderr.write": "`sys.stderr.write`",
+}
+_LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"})
+_PATH_WRITES = frozenset({"write_text", "write_bytes", "touch", "mkdir", "unlink", "rename", "replace", "rmdir"})
+
+
+class PrintInTracedFunction(Rule):
+    """
+    ## What it does
+    Finds output and I/O in code traced by `jax.jit`, `pmap`, `lax` bodies and other caching
+    transforms: `print`, `logging` calls and logger methods, `open`, `sys.stdout`/`sys.stderr`
+    writes, `pathlib` writes and `warnings.warn`.
+
+    ## Why is this bad?
+    Python side effects run while JAX traces the function, not when the compiled program runs. They
+    happen once (showing tracers such as `Traced<ShapedArray(float32[])>` rather than values) and
+    never again on the cached calls, so logs and files silently stop updating.
+
+    ## Example
+    ```python
+    import jax
+
+    @jax.jit
+    def step(x):
+        print("x =", x)
+        return x * 2
+    ```
+
+    ## Use instead
+    ```python
+    import jax
+
+    @jax.jit
+    def step(x):
+        jax.debug.print("x = {}", x)
+        return x * 2
+    ```
+    `jax.debug.print` and `jax.debug.callback` run on every call with concrete values. Log outside the
+    traced function, from returned values.
+
+    ## Fix safety
+    No fix is offered yet; replacing `print` with `jax.debug.print` changes when output happens.
+    """
+
+    code = "JAX103"
+    name = "print-in-traced-function"
+    summary = "`print`, logging, `open()` and file writes in traced code run once while tracing, not per call"
+
+    VALID = (
+        Valid("import jax\n@jax.jit\ndef f(x):\n    jax.debug.print('x = {}', x)\n    return x\n"),
+        Valid("import jax\ndef f(x):\n    print(x)\n    return x\n"),
+        Valid("import jax\n@jax.jit\ndef f(x):\n    return x\nprint(f(1.0))\n"),
+        Valid("import jax\ndef loss(w):\n    print('computing')\n    return w * w\ng = jax.grad(loss)\n"),
+        Valid("import jax\nfrom jax.experimental import io_callback\n@jax.jit\ndef f(x):\n"
+              "    jax.debug.callback(print, x)\n    return x\n"),
+        Valid("import jax\nimport logging\nlogger = logging.getLogger(__name__)\ndef run(x):\n"
+              "    logger.info('running')\n    return step(x)\n@jax.jit\ndef step(x):\n    return x\n"),
+        Valid("import jax\n@jax.vmap\ndef f(x):\n    return x + 1\n"),
+        Valid("import jax\nclass Printer:\n    def print(self, x):\n        return x\np = Printer()\n@jax.jit\n"
+              "def f(x):\n    return p.print(x)\n"),
+    )
+    INVALID = (
+        Invalid("import jax\n@jax.jit\ndef f(x):\n    print(x)\n    return x\n", 4, 5, "jax.debug.print"),
+        Invalid("import jax\nimport logging\n@jax.jit\ndef f(x):\n    logging.info('x=%s', x)\n    return x\n", 5, 5),
+        Invalid("import jax\nimport logging\nlog = logging.getLogger(__name__)\n@jax.jit\ndef f(x):\n"
+                "    log.warning('step')\n    return x\n", 6, 5, "logger"),
+        Invalid("import jax\n@jax.jit\ndef f(x):\n    with open('out.txt', 'w') as fh:\n        fh.write('x')\n"
+                "    return x\n", 4, 10),
+        Invalid("import jax\nimport sys\n@jax.jit\ndef f(x):\n    sys.stderr.write('tracing\\n')\n    return x\n", 5, 5),
+        Invalid("import jax\nimport warnings\n@jax.jit\ndef f(x):\n    warnings.warn('slow path')\n    return x\n",
+                5, 5),
+        Invalid("import jax\nfrom pathlib import Path\n@jax.jit\ndef f(x):\n    Path('log.txt').write_text('hi')\n"
+                "    return x\n", 5, 5),
+        Invalid("import jax\nfrom jax import lax\ndef body(c, x):\n    print('carry', c)\n    return c + x, x\n"
+                "lax.scan(body, 0.0, xs)\n", 4, 5),
+        Invalid("import jax\ndef report(v):\n    print('value', v)\n@jax.jit\ndef f(x):\n    report(x)\n    return x\n",
+                3, 5),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        trace = self.trace
+        if trace is None or not trace.cached:
+            return
+        what = self._output(node)
+        if what is None:
+            return
+        hint = "use `jax.debug.print`" if what == "`print`" else "use `jax.debug.print`/`jax.debug.callback`"
+        self.report(node, f"{what} runs once while tracing under {self.transform_name()}, never on cached calls, "
+                          f"and sees tracers instead of values; {hint} or do it outside the traced function")
+
+    def _output(self, node: cst.Call) -> str | None:
+        name = self.model.call_name(node)
+        if name is not None:
+            if name in _OUTPUT_CALLS:
+                return _OUTPUT_CALLS[name]
+            module, _, function = name.rpartition(".")
+            return f"`{name}`" if module == "logging" and function in _LOG_METHODS else None
+        func = node.func
+        if not isinstance(func, cst.Attribute):
+            return None
+        method = func.attr.value
+        if method in _LOG_METHODS and self.model.is_logger(func.value):
+            return f"logger call `.{method}()`"
+        if method in _PATH_WRITES and self.model.is_filesystem_path(func.value):
+            return f"`pathlib` `.{method}()`"
+        return None

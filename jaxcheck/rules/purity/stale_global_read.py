@@ -1,0 +1,115 @@
+"""JAX101 stale-global-read."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from jaxcheck.analyzer.rule import Invalid, Rule, Valid
+from jaxcheck.analyzer.semantics.scopes import BindingKind
+
+
+class StaleGlobalRead(Rule):
+    """
+    ## What it does
+    Finds traced code (under `jax.jit`, `pmap`, `lax` bodies and other caching transforms) that reads
+    a module-level or enclosing-function variable which is reassigned, updated or mutated elsewhere.
+
+    ## Why is this bad?
+    JAX traces the Python function once and caches the compiled program. A global read while tracing
+    becomes a constant of that program: when the variable later changes, the compiled function keeps
+    using the old value, silently, until something forces a retrace.
+
+    ## Example
+    ```python
+    import jax
+
+    learning_rate = 0.1
+
+    @jax.jit
+    def update(w, g):
+        return w - learning_rate * g
+
+    def decay():
+        global learning_rate
+        learning_rate = learning_rate * 0.5
+    ```
+
+    ## Use instead
+    ```python
+    import jax
+
+    @jax.jit
+    def update(w, g, learning_rate):
+        return w - learning_rate * g
+    ```
+    Pass changing values as arguments (or mark a configuration argument static with
+    `static_argnames=...` so a change retraces deliberately). Constants bound once, imports, functions
+    and `typing.Final` names are never reported.
+
+    ## Fix safety
+    No fix is offered: turning a global into a parameter changes every call site.
+    """
+
+    code = "JAX101"
+    name = "stale-global-read"
+    summary = "Traced code reads module-level or enclosing state that is rebound or mutated, so it goes stale"
+
+    VALID = (
+        Valid("import jax\nSCALE = 2.0\n@jax.jit\ndef f(x):\n    return x * SCALE\n"),
+        Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return jnp.sin(x)\n"),
+        Valid("import jax\ndef helper(x):\n    return x\ndef helper2(x):\n    return x\n@jax.jit\ndef f(x):\n"
+              "    return helper(x)\n"),
+        Valid("import jax\nfrom typing import Final\nRATE: Final = 0.1\n@jax.jit\ndef f(x):\n    return x * RATE\n"),
+        Valid("import jax\nimport os\nif os.environ.get('X'):\n    MODE = 1\nelse:\n    MODE = 2\n@jax.jit\n"
+              "def f(x):\n    return x * MODE\n"),
+        Valid("import jax\nhistory = []\ndef f(x):\n    return x * len(history)\nhistory.append(1)\n"),
+        Valid("import jax\nstate = {'n': 0}\ndef log(x):\n    state['n'] += 1\n    return x\ng = jax.grad(log)\n"),
+        Valid("import jax\n@jax.jit\ndef f(x):\n    total = 0\n    for i in range(3):\n        total = total + x\n"
+              "    return total\n"),
+        Valid("import jax\ndef make(scale):\n    @jax.jit\n    def f(x):\n        return x * scale\n    return f\n"),
+        Valid("import jax\ntry:\n    LIMIT = 10\nexcept ImportError:\n    LIMIT = 5\n@jax.jit\ndef f(x):\n"
+              "    return x * LIMIT\n"),
+    )
+    INVALID = (
+        Invalid("import jax\nrate = 0.1\n@jax.jit\ndef f(x):\n    return x * rate\ndef set_rate(r):\n"
+                "    global rate\n    rate = r\n", 5, 16, "line 8"),
+        Invalid("import jax\nweights = [1.0, 2.0]\n@jax.jit\ndef f(x):\n    return x * weights[0]\n"
+                "weights.append(3.0)\n", 5, 16, "mutated at line 6"),
+        Invalid("import jax\nscale = 1.0\nscale = 2.0\n@jax.jit\ndef f(x):\n    return x * scale\n", 6, 16,
+                "reassigned at line 3"),
+        Invalid("import jax\nconfig = {'k': 1}\n@jax.jit\ndef f(x):\n    return x * config['k']\n"
+                "def tweak():\n    config['k'] = 2\n", 5, 16),
+        Invalid("import jax\nstep = 0\nfor epoch in range(3):\n    step = step + 1\n@jax.jit\ndef f(x):\n"
+                "    return x + step\n", 7, 16),
+        Invalid("import jax\nfrom jax import lax\ncount = 0\ndef body(c, x):\n    return c + x * count, x\n"
+                "count += 1\nlax.scan(body, 0.0, xs)\n", 5, 20, "updated in place"),
+        Invalid("import jax\ndef train(xs):\n    scale = 1.0\n    @jax.jit\n    def f(x):\n        return x * scale\n"
+                "    for x in xs:\n        f(x)\n        scale = scale * 0.9\n", 6, 20),
+        Invalid("import jax\nclass Cfg:\n    pass\ncfg = Cfg()\ncfg.alpha = 0.5\n@jax.jit\ndef f(x):\n"
+                "    return x * cfg.alpha\n", 8, 16),
+        Invalid("import jax\nfrom functools import partial\nbias = 0.0\ndef inner(x):\n    return x + bias\n"
+                "@partial(jax.jit, static_argnums=1)\ndef f(x, n):\n    return inner(x) * n\nbias = 1.0\n", 5, 16),
+    )
+
+    def visit_Name(self, node: cst.Name) -> None:
+        outer = self.model.outer_name(node)
+        if outer is None or outer.kind is not BindingKind.VARIABLE:
+            return
+        trace = self.trace
+        if trace is None or not trace.cached:
+            return
+        if self.model.is_mutated_here(node):
+            return  # writing through a global is outer-state-mutation (JAX102), not a stale read
+        if not outer.module_level:
+            if self.model.enclosing_trace(outer.scope) is not None:
+                return  # a local of an enclosing traced function is itself traced, not stale
+            if self.model.recreated_between(self.context.function, outer.scope):
+                return  # a function created per loop iteration is traced afresh each time
+        change = self.model.change_of(outer, node.value)
+        if change is None:
+            return
+        where = "module-level" if outer.module_level else "enclosing"
+        line = self.model.position(change.node).start.line
+        self.report(node, f"{where} variable `{node.value}` is read in traced code but {change.kind.value} at line "
+                          f"{line}: {self.transform_name()} keeps the value from the first trace; pass it as an "
+                          "argument")

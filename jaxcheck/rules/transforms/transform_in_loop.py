@@ -1,0 +1,123 @@
+"""JAX501 transform-in-loop."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from jaxcheck.analyzer.rule import Invalid, Rule, Valid
+from jaxcheck.analyzer.semantics.builder import TransformSite
+
+_CREATED = {
+    "lambda": "a lambda",
+    "def": "a function defined",
+    "partial": "a `functools.partial`",
+    "transform": "another transform's result",
+    "method": "a bound method of an object created",
+}
+
+
+class TransformInLoop(Rule):
+    """
+    ## What it does
+    Finds `jax.jit`, `pmap` or `equinox.filter_jit` (also wrapped around `vmap`, `grad` or
+    `value_and_grad`) applied to a callable that is created anew each time: a lambda, a local `def`,
+    a `functools.partial`, another transform's result, or a bound method of a fresh object, either
+    inside a loop body or inside a function body and called right away.
+
+    ## Why is this bad?
+    JAX caches compiled programs per function object. A new function object on every iteration or
+    call misses the cache, so the code is traced and compiled again each time: training loops that
+    should take milliseconds per step take seconds.
+
+    ## Example
+    ```python
+    import jax
+
+    def train(params, batches, lr):
+        for batch in batches:
+            step = jax.jit(lambda p: p - lr * batch)
+            params = step(params)
+        return params
+    ```
+
+    ## Use instead
+    ```python
+    import jax
+
+    @jax.jit
+    def step(p, batch, lr):
+        return p - lr * batch
+
+    def train(params, batches, lr):
+        for batch in batches:
+            params = step(params, batch, lr)
+        return params
+    ```
+    Apply the transform once, at module level or outside the loop, and pass what changes as arguments.
+
+    ## Known problems
+    `jax.grad` or `jax.vmap` alone are not reported: outside `jit` they trace on every call whether
+    or not the function is new. Transforms applied inside traced code run once per trace and are fine.
+
+    ## Fix safety
+    No fix is offered: hoisting the function needs its free variables turned into parameters.
+    """
+
+    code = "JAX501"
+    name = "transform-in-loop"
+    summary = "`jax.jit`/`vmap`/`grad` applied in a loop or per call to a freshly created callable: retraced every time"
+
+    VALID = (
+        Valid("import jax\ndef f(x):\n    return x * 2\nfast = jax.jit(f)\ndef run(xs):\n    for x in xs:\n"
+              "        fast(x)\n"),
+        Valid("import jax\ndef f(x):\n    return x * 2\ndef run(xs):\n    g = jax.jit(f)\n    for x in xs:\n        g(x)\n"),
+        Valid("import jax\ndef f(x):\n    return x * 2\ndef run(xs):\n    for x in xs:\n        jax.jit(f)(x)\n"),
+        Valid("import jax\ndef run(xs):\n    step = jax.jit(lambda x: x * 2)\n    for x in xs:\n        step(x)\n"),
+        Valid("import jax\nsquare = jax.jit(lambda x: x * x)\n"),
+        Valid("import jax\ndef make(scale):\n    return jax.jit(lambda x: x * scale)\n"),
+        Valid("import jax\ndef run(model, xs):\n    for x in xs:\n        jax.jit(model.apply)(x)\n"),
+        Valid("import jax\ndef run(xs):\n    def body(x):\n        return x + 1\n    f = jax.vmap(body)\n"
+              "    for x in xs:\n        f(x)\n"),
+        Valid("import jax\ndef outer():\n    for n in range(3):\n        pass\n    return jax.jit(lambda x: x)\n"),
+        Valid("import jax\ndef run(ws):\n    for w in ws:\n        jax.grad(lambda v: v * w)(w)\n"),
+        Valid("import jax\n@jax.jit\ndef step(p):\n    def loss(q):\n        return q * q\n    return jax.grad(loss)(p)\n"),
+    )
+    INVALID = (
+        Invalid("import jax\ndef run(xs):\n    for x in xs:\n        f = jax.jit(lambda v: v * 2)\n        f(x)\n", 4, 13,
+                "lambda"),
+        Invalid("import jax\ndef run(xs, lr):\n    for x in xs:\n        def step(p):\n            return p - lr\n"
+                "        step = jax.jit(step)\n        step(x)\n", 6, 16),
+        Invalid("import jax\nfrom functools import partial\ndef loss(w, x):\n    return w * x\ndef run(ws, xs):\n"
+                "    for x in xs:\n        g = jax.jit(partial(loss, x=x))\n        g(ws)\n", 7, 13, "partial"),
+        Invalid("import jax\ndef loss(w):\n    return w * w\ndef run(ws):\n    while ws:\n"
+                "        g = jax.jit(jax.grad(loss))\n        g(ws.pop())\n", 6, 13),
+        Invalid("import jax\ndef step(x):\n    return jax.jit(lambda v: v + 1)(x)\n", 3, 12, "every call"),
+        Invalid("import jax\ndef step(x):\n    def inner(v):\n        return v * 2\n    return jax.jit(inner)(x)\n",
+                5, 12),
+        Invalid("import jax\nclass Model:\n    def apply(self, x):\n        return x\ndef run(xs):\n    for x in xs:\n"
+                "        model = Model()\n        jax.jit(model.apply)(x)\n", 8, 9, "bound method"),
+        Invalid("import jax\ndef run(xs):\n    for x in xs:\n        @jax.jit\n        def f(v):\n            return v + x\n"
+                "        f(x)\n", 4, 9),
+        Invalid("import jax\nimport equinox as eqx\ndef run(xs):\n    for x in xs:\n"
+                "        eqx.filter_jit(lambda v: v)(x)\n", 5, 9),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._check(node, self.model.transform_site(node), self.model.is_called_immediately(node))
+
+    def visit_Decorator(self, node: cst.Decorator) -> None:
+        self._check(node, self.model.transform_site(node), called=False)
+
+    def _check(self, node: cst.CSTNode, site: TransformSite | None, called: bool) -> None:
+        if site is None or site.origin is None or not site.caches or self.trace is not None:
+            return  # grad/vmap alone trace on every call anyway; inside traced code this runs once per trace
+        origin = site.origin
+        created = _CREATED.get(origin.kind, "a callable")
+        if origin.loops and site.loops[: len(origin.loops)] == origin.loops:
+            self.report(node, f"transform applied to {created} inside the loop: every iteration creates a new "
+                              "function, so JAX retraces and recompiles it each time; apply the transform once "
+                              "outside the loop and pass changing values as arguments")
+        elif called and site.function is not None:
+            self.report(node, f"transform applied to {created} and called at once: every call of the enclosing "
+                              "function creates a new function, so JAX retraces and recompiles it each time; "
+                              "apply the transform once at module level")
