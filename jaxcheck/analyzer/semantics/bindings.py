@@ -35,10 +35,11 @@ class ChangeKind(Enum):
 
 @dataclass(frozen=True, slots=True)
 class ChangeSite:
-    """Where a name's value changes: the node (for its line) and how."""
+    """Where a name's value changes: the node (for its line), how, and when in traversal order."""
 
     node: cst.CSTNode
     kind: ChangeKind
+    order: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +47,7 @@ class _Assignment:
     node: cst.CSTNode
     branches: tuple[Branch, ...]
     in_loop: bool
+    order: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +64,7 @@ class BindingHistory:
     """Collects assignments and mutations per (scope key, name); answers :meth:`change_of`."""
 
     _assignments: dict[tuple[str, str], dict[int, _Assignment]] = field(default_factory=dict)
-    _changes: dict[tuple[str, str], ChangeSite] = field(default_factory=dict)
+    _changes: dict[tuple[str, str], dict[int, ChangeSite]] = field(default_factory=dict)
     _origins: dict[tuple[str, str], CallableOrigin] = field(default_factory=dict)
     _final: set[tuple[str, str]] = field(default_factory=set)
 
@@ -70,29 +72,32 @@ class BindingHistory:
         """`name: Final = ...`: the author promises it never changes."""
         self._final.add((scope, name))
 
-    def assigned(self, scope: str, name: str, node: cst.CSTNode, branches: tuple[Branch, ...], in_loop: bool) -> None:
+    def assigned(self, scope: str, name: str, node: cst.CSTNode, branches: tuple[Branch, ...], in_loop: bool,
+                 order: int) -> None:
         """Record a plain binding of `name` in `scope` at `node` (deduplicated: loops are interpreted twice)."""
-        self._assignments.setdefault((scope, name), {})[id(node)] = _Assignment(node, branches, in_loop)
+        assignments = self._assignments.setdefault((scope, name), {})
+        assignments.setdefault(id(node), _Assignment(node, branches, in_loop, order))
 
-    def changed(self, scope: str, name: str, node: cst.CSTNode, kind: ChangeKind) -> None:
+    def changed(self, scope: str, name: str, node: cst.CSTNode, kind: ChangeKind, order: int) -> None:
         """Record a change that always counts (augmented assignment, outer write, mutation)."""
-        self._changes.setdefault((scope, name), ChangeSite(node, kind))
+        self._changes.setdefault((scope, name), {}).setdefault(id(node), ChangeSite(node, kind, order))
 
-    def change_of(self, scope: str, name: str) -> ChangeSite | None:
-        """The first place where `name` of `scope` changes after its first binding, or None."""
+    def change_of(self, scope: str, name: str, after: int = -1) -> ChangeSite | None:
+        """The first place, later than traversal order `after`, where `name` of `scope` changes after
+        its first binding; None when it never does."""
         if (scope, name) in self._final:
             return None
-        change = self._changes.get((scope, name))
-        if change is not None:
-            return change
+        changes = [c for c in self._changes.get((scope, name), {}).values() if c.order > after]
         assignments = list(self._assignments.get((scope, name), {}).values())
         for index, assignment in enumerate(assignments):
-            if assignment.in_loop:
-                return ChangeSite(assignment.node, ChangeKind.REBOUND)
-            for earlier in assignments[:index]:
-                if not _alternatives(earlier.branches, assignment.branches):
-                    return ChangeSite(assignment.node, ChangeKind.REBOUND)
-        return None
+            if assignment.order <= after:
+                continue
+            rebinding = assignment.in_loop or any(
+                not _alternatives(earlier.branches, assignment.branches) for earlier in assignments[:index]
+            )
+            if rebinding:
+                changes.append(ChangeSite(assignment.node, ChangeKind.REBOUND, assignment.order))
+        return min(changes, key=lambda change: change.order, default=None)
 
     def created(self, scope: str, name: str, origin: CallableOrigin | None) -> None:
         """Record (or forget, with None) how the callable bound to `name` was created."""

@@ -112,6 +112,7 @@ class ModuleRecords:
     called_transforms: set[int] = field(default_factory=set)
     mutated_names: set[int] = field(default_factory=set)
     functions_in_loops: set[str] = field(default_factory=set)
+    definition_order: dict[str, int] = field(default_factory=dict)
     history: BindingHistory = field(default_factory=BindingHistory)
 
 
@@ -145,6 +146,7 @@ class ModelBuilder:
         self._narrowings: dict[int, tuple[set[str], set[str]]] = {}
         self._branches: list[tuple[int, int]] = []
         self._loops: list[int] = []
+        self._order = 0
         self._statement_handlers: dict[type[cst.CSTNode], Callable[[cst.CSTNode], None]] = {
             cst.SimpleStatementLine: self._simple_statement_line,
             cst.FunctionDef: self._function_def,
@@ -286,10 +288,11 @@ class ModelBuilder:
         if isinstance(node.target, cst.Name):
             current = self.scope.load(node.target.value)
             flags = current.flags & value.flags & PYTHON_CONTAINER
-            self._bind(node.target, combine((current, value), flags))
             owner = self._owner(node.target.value)
             if owner is not None:
-                self.records.history.changed(owner.key, node.target.value, node, ChangeKind.AUGMENTED)
+                order = self._next_order()
+                self.records.history.changed(owner.key, node.target.value, node, ChangeKind.AUGMENTED, order)
+            self._bind(node.target, combine((current, value), flags))
         else:
             self._eval_target_parts(node.target)
 
@@ -549,6 +552,11 @@ class ModelBuilder:
         else:
             self._eval_target_parts(target)
 
+    def _next_order(self) -> int:
+        """A counter of binding events and definitions, increasing in traversal order."""
+        self._order += 1
+        return self._order
+
     def _owner(self, name: str) -> Scope | None:
         """The module or function scope whose variable `name` is, as seen from here."""
         resolved = self.scope.resolve(name)
@@ -566,9 +574,11 @@ class ModelBuilder:
             self.records.outer_writes.add(id(target))
             owner = self._owner(name)
             if owner is not None:
-                self.records.history.changed(owner.key, name, target, ChangeKind.WRITTEN_FROM_FUNCTION)
+                order = self._next_order()
+                self.records.history.changed(owner.key, name, target, ChangeKind.WRITTEN_FROM_FUNCTION, order)
             return
-        self.records.history.assigned(scope.key, name, target, tuple(self._branches), bool(self._loops))
+        order = self._next_order()
+        self.records.history.assigned(scope.key, name, target, tuple(self._branches), bool(self._loops), order)
         self.records.history.created(scope.key, name, None)
 
     def _note_final(self, statement: cst.AnnAssign) -> None:
@@ -596,19 +606,26 @@ class ModelBuilder:
                 return CallableOrigin("transform", loops)
         return CallableOrigin("value", loops)
 
-    def _record_mutation(self, target: cst.BaseExpression) -> None:
-        """`x[k] = v`, `x.attr = v`, `del x[k]`, `x.append(v)`: the object bound to `x` is mutated."""
+    def _record_mutation(self, target: cst.BaseExpression, containers_only: bool = False) -> None:
+        """`x[k] = v`, `x.attr = v`, `del x[k]`, `x.append(v)`: the object bound to `x` is mutated.
+        With `containers_only` (method calls such as `.update`, common on non-containers too), only
+        when `x` is known to be a Python container."""
         base = target
         while isinstance(base, (cst.Subscript, cst.Attribute)):
             base = base.value
-        if isinstance(base, cst.Name) and base is not target:
-            self._record_mutated_name(base, target)
+        if not isinstance(base, cst.Name) or base is target:
+            return
+        if containers_only and not self.scope.load(base.value).flags & PYTHON_CONTAINER:
+            return
+        self._record_mutated_name(base, target)
 
     def _record_mutated_name(self, name: cst.Name, site: cst.CSTNode) -> None:
         self.records.mutated_names.add(id(name))
+        if self.scope.kind is ScopeKind.MODULE and not self._loops:
+            return  # straight-line module code runs once, at import, before anything is traced
         owner = self._owner(name.value)
         if owner is not None:
-            self.records.history.changed(owner.key, name.value, site, ChangeKind.MUTATED)
+            self.records.history.changed(owner.key, name.value, site, ChangeKind.MUTATED, self._next_order())
 
     def _eval_target_parts(self, target: cst.BaseExpression) -> None:
         """Record the sub-expressions of a store target (`x[i]`, `obj.attr`, tuples of those)."""
@@ -685,6 +702,7 @@ class ModelBuilder:
             key, positional, keyword_only, star, star_kw, array_params, non_array_params, parent
         )
         self.records.function_keys[id(node)] = key
+        self.records.definition_order[key] = self._next_order()
         if self._loops:
             self.records.functions_in_loops.add(key)
         return key
@@ -1109,7 +1127,7 @@ class ModelBuilder:
             self.records.called_transforms.add(id(node.func))
             return combine((staged, *args))  # `jax.jit(f)(x)`, `jax.value_and_grad(loss)(params)`
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in MUTATING_METHODS:
-            self._record_mutation(node.func)
+            self._record_mutation(node.func, containers_only=True)
         if name is not None:
             kind = _OBJECT_FACTORIES.get(name)
             if kind is not None:

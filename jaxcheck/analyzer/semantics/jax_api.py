@@ -107,6 +107,9 @@ TRANSFORMS: dict[str, Transform] = {
     "flax.nnx.value_and_grad": Transform("flax.nnx.value_and_grad", False),
 }
 
+CACHING_TRANSFORMS = frozenset(t.name for t in TRANSFORMS.values() if t.caches)
+"""Transforms that compile once and reuse the program for every later call of the same function."""
+
 JIT_LIKE = _JIT
 """The transform assumed for a project's own jit wrappers (`extra-jit-decorators`)."""
 

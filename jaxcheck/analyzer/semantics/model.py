@@ -102,9 +102,23 @@ class SemanticModel:
         """For a name read inside a function: the enclosing function or module scope that binds it."""
         return self.records.outer_names.get(id(node))
 
-    def change_of(self, outer: OuterName, name: str) -> ChangeSite | None:
-        """Where the outer variable `name` is rebound or its object mutated, if anywhere."""
-        return self.records.history.change_of(outer.scope, name)
+    def change_of(self, outer: OuterName, name: str, reader: str | None) -> ChangeSite | None:
+        """Where the outer variable `name`, read by function `reader`, is rebound or its object mutated.
+
+        A module-level variable may change anywhere after import. A variable of an enclosing function
+        only matters when it changes after the nested function reading it was created: a closure made
+        after the last change is recreated (and retraced) on every call of its enclosing function."""
+        after = -1
+        if not outer.module_level:
+            key = reader
+            while key is not None:
+                function = self.solution.functions.get(key)
+                if function is None or function.parent == outer.scope:
+                    break
+                key = function.parent
+            if key is not None:
+                after = self.records.definition_order.get(key, -1)
+        return self.records.history.change_of(outer.scope, name, after)
 
     def is_mutated_here(self, node: cst.Name) -> bool:
         """True when this read of a name is the object of a mutation (`x.append(v)`, `x[k] = v`)."""

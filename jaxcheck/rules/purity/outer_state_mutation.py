@@ -12,9 +12,10 @@ from jaxcheck.analyzer.semantics.scopes import BindingKind
 class OuterStateMutation(Rule):
     """
     ## What it does
-    Finds traced code that writes state living outside the traced function: `global`/`nonlocal`
-    assignments, mutating calls (`.append`, `.update`, ...), item and attribute assignment, `del` and
-    `setattr` on module-level or enclosing objects, and on `self` in a traced method.
+    Finds traced code that stores traced values into state living outside the traced function:
+    `global`/`nonlocal` assignments, mutating calls on outer lists, dicts and sets (`.append`,
+    `.update`, ...), item and attribute assignment and `setattr` on module-level or enclosing objects,
+    and on `self` in a traced method.
 
     ## Why is this bad?
     The writes happen once, while tracing, and store tracers: the abstract values of that trace. Code
@@ -46,7 +47,8 @@ class OuterStateMutation(Rule):
     losses.append(loss)
     ```
     Return new values from the traced function and update state outside it. Objects created inside
-    the traced function are its own and may be mutated freely.
+    the traced function are its own and may be mutated freely, and storing plain Python values (a trace
+    counter) leaks no tracer.
 
     ## Fix safety
     No fix is offered: moving state out of a traced function changes its interface.
@@ -70,6 +72,9 @@ class OuterStateMutation(Rule):
         Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    y = jnp.zeros(3)\n"
               "    y = y.at[0].set(x)\n    return y\n"),
         Valid("import jax\ncounter = 0\n@jax.jit\ndef f(x):\n    counter = x + 1\n    return counter\n"),
+        Valid("import jax\ntraces = 0\n@jax.jit\ndef f(x):\n    global traces\n    traces += 1\n    return x\n"),
+        Valid("import jax\nimport optax\ndef make(inner):\n    @jax.jit\n    def f(g, s):\n"
+              "        return inner.update(g, s)\n    return f\n"),
     )
     INVALID = (
         Invalid("import jax\nlosses = []\n@jax.jit\ndef f(x):\n    losses.append(x)\n    return x\n", 5, 5, "losses"),
@@ -87,47 +92,51 @@ class OuterStateMutation(Rule):
         Invalid("import jax\nbuffers = {'a': [0]}\n@jax.vmap\ndef f(x):\n    buffers['a'][0] = x\n    return x\n", 5, 5),
         Invalid("import jax\nregistry = {}\ndef remember(v):\n    registry.update(v=v)\n@jax.jit\ndef f(x):\n"
                 "    remember(x)\n    return x\n", 4, 5),
+        Invalid("import jax\ncounter = 0\n@jax.jit\ndef f(x):\n    global counter\n    counter += x\n    return x\n",
+                6, 5),
     )
 
-    def visit_Name(self, node: cst.Name) -> None:
-        if self.model.is_outer_write(node) and self.trace is not None:
-            self.report(node, f"traced code assigns `{node.value}` through `global`/`nonlocal` under "
-                              f"{self.transform_name()}: the assignment happens once while tracing and stores a "
-                              "tracer; return the value instead")
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._check_store(node.target)
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._check_store(target.target, node.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._check_store(node.target)
+        self._check_store(node.target, node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._check_store(node.target)
-
-    def visit_Del(self, node: cst.Del) -> None:
-        self._check_store(node.target)
+        if node.value is not None:
+            self._check_store(node.target, node.value)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        stored = [arg.value for arg in node.args]
         if isinstance(func, cst.Attribute) and func.attr.value in MUTATING_METHODS:
-            self._check_object(func.value, node, f"`.{func.attr.value}()`", method=True)
-        elif self.model.call_name(node) == "builtins.setattr" and node.args:
-            self._check_object(node.args[0].value, node, "`setattr`", method=True)
+            if self.model.is_python_container(_root(func.value)):
+                self._check_object(func.value, node, f"`.{func.attr.value}()`", stored, method=True)
+        elif self.model.call_name(node) == "builtins.setattr" and len(node.args) == 3:
+            self._check_object(node.args[0].value, node, "`setattr`", stored[2:], method=True)
 
-    def _check_store(self, target: cst.BaseExpression) -> None:
+    def _check_store(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
-                self._check_store(element.value)
+                self._check_store(element.value, value)
+        elif isinstance(target, cst.Name):
+            if self.model.is_outer_write(target) and self.trace is not None and self.model.is_traced(value):
+                self.report(target, f"traced code assigns a tracer to `{target.value}` through `global`/`nonlocal` "
+                                    f"under {self.transform_name()}: it leaks out of the trace; return the value "
+                                    "instead")
         elif isinstance(target, (cst.Subscript, cst.Attribute)):
             kind = "item assignment" if isinstance(target, cst.Subscript) else "attribute assignment"
-            self._check_object(target.value, target, kind, method=False)
+            self._check_object(target.value, target, kind, [value], method=False)
 
-    def _check_object(self, receiver: cst.BaseExpression, node: cst.CSTNode, action: str, method: bool) -> None:
-        """Report when `receiver` (or the object it is reached from) lives outside the traced function."""
-        while isinstance(receiver, (cst.Subscript, cst.Attribute)):
-            receiver = receiver.value
+    def _check_object(self, receiver: cst.BaseExpression, node: cst.CSTNode, action: str,
+                      stored: list[cst.BaseExpression], method: bool) -> None:
+        """Report when a tracer is stored into an object that lives outside the traced function."""
+        receiver = _root(receiver)
         if not isinstance(receiver, cst.Name) or self.trace is None:
             return
+        if not any(self.model.is_traced(value) for value in stored):
+            return  # bookkeeping with Python values leaks no tracer
         owner = self._outer_owner(receiver, allow_module=not method)
         if owner is None:
             return
@@ -148,3 +157,10 @@ class OuterStateMutation(Rule):
         if not outer.module_level and self.model.enclosing_trace(outer.scope) is not None:
             return None  # created inside an enclosing traced function
         return "a module-level object" if outer.module_level else "an object of the enclosing function"
+
+
+def _root(node: cst.BaseExpression) -> cst.BaseExpression:
+    """`buffers["a"][0]` -> `buffers`: the object an item or attribute chain starts from."""
+    while isinstance(node, (cst.Subscript, cst.Attribute)):
+        node = node.value
+    return node
