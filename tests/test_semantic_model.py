@@ -313,3 +313,102 @@ def _walk(node: cst.CSTNode):
     yield node
     for child in node.children:
         yield from _walk(child)
+
+
+def _names(module: cst.Module, value: str) -> list[cst.Name]:
+    return [n for n in _walk(module) if isinstance(n, cst.Name) and n.value == value]
+
+
+def test_outer_names_and_binding_changes():
+    model, module = model_of(
+        """
+        import jax
+        import os
+        SCALE = 2.0
+        MODE = 1 if os.environ else 2
+        if os.environ:
+            LEVEL = 1
+        else:
+            LEVEL = 2
+        RATE = 0.1
+        items = []
+        items.append(1)
+        def bump():
+            global RATE
+            RATE = RATE * 2
+            items.append(2)
+        @jax.jit
+        def f(x):
+            local = 1
+            return x * SCALE * MODE * LEVEL * RATE * local * len(items)
+        """
+    )
+    reads = {name.value: name for name in _walk(module) if isinstance(name, cst.Name) and model.outer_name(name)}
+    assert "local" not in reads and model.outer_name(reads["jax"]).kind.value == "import"
+    key = "m.f"
+    assert model.change_of(model.outer_name(reads["SCALE"]), "SCALE", key) is None
+    assert model.change_of(model.outer_name(reads["MODE"]), "MODE", key) is None
+    assert model.change_of(model.outer_name(reads["LEVEL"]), "LEVEL", key) is None
+    rate = model.change_of(model.outer_name(reads["RATE"]), "RATE", key)
+    assert rate is not None and rate.kind.value.startswith("reassigned through")
+    items = model.change_of(model.outer_name(reads["items"]), "items", key)
+    assert items is not None and model.position(items.node).start.line == 16  # in bump(), not at import (line 12)
+
+
+def test_enclosing_variables_change_only_after_the_closure_exists():
+    model, module = model_of(
+        """
+        import jax
+        def train(xs, scale, shift):
+            shift = shift * 2
+            @jax.jit
+            def f(x):
+                return x * scale + shift
+            for x in xs:
+                f(x)
+                scale = scale * 0.9
+        """
+    )
+    scale = next(n for n in _names(module, "scale") if model.outer_name(n))
+    shift = next(n for n in _names(module, "shift") if model.outer_name(n))
+    assert model.change_of(model.outer_name(scale), "scale", "m.train.<locals>.f") is not None
+    assert model.change_of(model.outer_name(shift), "shift", "m.train.<locals>.f") is None
+
+
+def test_transform_sites_know_where_callables_are_created():
+    model, module = model_of(
+        """
+        import jax
+        def f(x):
+            return x
+        def run(xs):
+            g = jax.jit(f)
+            for x in xs:
+                h = jax.jit(lambda v: v + x)
+                jax.jit(f)(x)
+        """
+    )
+    calls = [n for n in _walk(module) if isinstance(n, cst.Call) and model.transform_site(n)]
+    sites = [model.transform_site(c) for c in calls]
+    assert [s.origin.kind if s.origin else None for s in sites] == [None, "lambda", None]
+    assert sites[1].loops and sites[1].origin.loops == sites[1].loops
+    assert [model.is_called_immediately(c) for c in calls] == [False, False, True]
+
+
+def test_object_kinds_are_tracked_through_module_globals():
+    model, module = model_of(
+        """
+        import logging
+        import numpy as np
+        from pathlib import Path
+        log = logging.getLogger(__name__)
+        rng = np.random.default_rng(0)
+        out = Path("runs") / "latest"
+        def f():
+            return log, rng, out.parent
+        """
+    )
+    returned = [n for n in _walk(module) if isinstance(n, cst.Return)][0].value
+    log, rng, parent = (element.value for element in returned.elements)
+    assert model.is_logger(log) and model.is_numpy_generator(rng) and model.is_filesystem_path(parent)
+    assert not model.is_logger(rng)
