@@ -344,7 +344,7 @@ def test_outer_names_and_binding_changes():
         """
     )
     reads = {name.value: name for name in _walk(module) if isinstance(name, cst.Name) and model.outer_name(name)}
-    assert "local" not in reads and model.outer_name(reads["jax"]).kind.value == "import"
+    assert "local" not in reads and model.outer_name(reads["SCALE"]).module_level
     key = "m.f"
     assert model.change_of(model.outer_name(reads["SCALE"]), "SCALE", key) is None
     assert model.change_of(model.outer_name(reads["MODE"]), "MODE", key) is None
