@@ -9,6 +9,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from jaxcheck.analyzer.semantics.bindings import ChangeSite
 from jaxcheck.analyzer.semantics.builder import ModuleRecords, OuterName, TransformSite
+from jaxcheck.analyzer.semantics.scopes import BindingKind
 from jaxcheck.analyzer.semantics.solver import FunctionTrace, Solution
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
 from jaxcheck.analyzer.semantics.values import (
@@ -101,6 +102,17 @@ class SemanticModel:
     def outer_name(self, node: cst.Name) -> OuterName | None:
         """For a name read inside a function: the enclosing function or module scope that binds it."""
         return self.records.outer_names.get(id(node))
+
+    def outer_state(self, node: cst.Name) -> OuterName | None:
+        """For a name read inside a function: its binding when that lives outside every traced function
+        around the read (module level, or an untraced enclosing function), else None. A variable of an
+        enclosing traced function is created by the same trace, so it is not outer state."""
+        outer = self.records.outer_names.get(id(node))
+        if outer is None or outer.kind is not BindingKind.VARIABLE:
+            return None
+        if not outer.module_level and self.enclosing_trace(outer.scope) is not None:
+            return None
+        return outer
 
     def change_of(self, outer: OuterName, name: str, reader: str | None) -> ChangeSite | None:
         """Where the outer variable `name`, read by function `reader`, is rebound or its object mutated.

@@ -5,7 +5,6 @@ from __future__ import annotations
 import libcst as cst
 
 from jaxcheck.analyzer.rule import Invalid, Rule, Valid
-from jaxcheck.analyzer.semantics.scopes import BindingKind
 
 _IMPURE_MODULES = ("numpy.random.", "random.", "time.", "uuid.", "secrets.")
 _PURE_CONSTRUCTORS = frozenset(
@@ -113,9 +112,6 @@ class ImpureCallInTracedFunction(Rule):
         return None
 
     def _outer_iterator(self, name: cst.Name) -> str | None:
-        outer = self.model.outer_name(name)
-        if outer is None or outer.kind is not BindingKind.VARIABLE:
-            return None
-        if not outer.module_level and self.model.enclosing_trace(outer.scope) is not None:
+        if self.model.outer_state(name) is None:
             return None
         return f"`next({name.value})` on an iterator outside the traced function"

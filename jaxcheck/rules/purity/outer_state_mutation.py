@@ -147,16 +147,13 @@ class OuterStateMutation(Rule):
     def _outer_owner(self, name: cst.Name, allow_module: bool) -> str | None:
         if self.model.is_self(name):
             return "the method's `self`"
-        outer = self.model.outer_name(name)
-        if outer is None:
-            return None
-        if outer.kind is BindingKind.IMPORT and allow_module:
+        outer = self.model.outer_state(name)
+        if outer is not None:
+            return "a module-level object" if outer.module_level else "an object of the enclosing function"
+        imported = self.model.outer_name(name)
+        if allow_module and imported is not None and imported.kind is BindingKind.IMPORT:
             return "a module"
-        if outer.kind is not BindingKind.VARIABLE:
-            return None
-        if not outer.module_level and self.model.enclosing_trace(outer.scope) is not None:
-            return None  # created inside an enclosing traced function
-        return "a module-level object" if outer.module_level else "an object of the enclosing function"
+        return None
 
 
 def _root(node: cst.BaseExpression) -> cst.BaseExpression:

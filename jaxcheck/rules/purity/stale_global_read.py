@@ -6,7 +6,6 @@ import libcst as cst
 
 from jaxcheck.analyzer.rule import Invalid, Rule, Valid
 from jaxcheck.analyzer.semantics.jax_api import CACHING_TRANSFORMS
-from jaxcheck.analyzer.semantics.scopes import BindingKind
 
 
 class StaleGlobalRead(Rule):
@@ -98,17 +97,13 @@ class StaleGlobalRead(Rule):
     )
 
     def visit_Name(self, node: cst.Name) -> None:
-        outer = self.model.outer_name(node)
-        if outer is None or outer.kind is not BindingKind.VARIABLE:
-            return
+        outer = self.model.outer_state(node)
         trace = self.trace
-        if trace is None or not trace.cached:
+        if outer is None or trace is None or not trace.cached:
             return
         if self.model.is_mutated_here(node):
             return  # writing through a global is outer-state-mutation (JAX102), not a stale read
         if not outer.module_level:
-            if self.model.enclosing_trace(outer.scope) is not None:
-                return  # a local of an enclosing traced function is itself traced, not stale
             if self.model.recreated_between(self.context.function, outer.scope):
                 return  # a function created per loop iteration is traced afresh each time
             if not trace.transforms & CACHING_TRANSFORMS:
