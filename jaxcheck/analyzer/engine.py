@@ -22,12 +22,12 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from jaxcheck.analyzer.config import Configuration, Settings
-from jaxcheck.analyzer.diagnostics import Diagnostic, FileError, Position, Range
+from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, FileError, Fix, Position, Range
 from jaxcheck.analyzer.discovery import FileFinder
 from jaxcheck.analyzer.parsing import ParseFailure, parse_source, run_with_deep_stack
 from jaxcheck.analyzer.project import ModuleName, importers_of, module_name_for, project_root
 from jaxcheck.analyzer.registry import all_rules, selected_codes
-from jaxcheck.analyzer.rule import Report, RuleContext
+from jaxcheck.analyzer.rule import NodeFix, Report, RuleContext
 from jaxcheck.analyzer.semantics import SemanticModel
 from jaxcheck.analyzer.semantics.builder import ModelBuilder, ModuleRecords
 from jaxcheck.analyzer.semantics.solver import FunctionTrace, Solution, solve
@@ -263,12 +263,23 @@ def _located(path: str, module: cst.Module, reports: Iterable[Report]) -> list[D
     if not reports:
         return []
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+
+    def range_of(node: cst.CSTNode) -> Range:
+        code_range = positions[node]
+        start = Position(code_range.start.line, code_range.start.column)
+        return Range(start, Position(code_range.end.line, code_range.end.column))
+
+    def text_fix(fix: NodeFix) -> Fix:
+        edits = tuple(Edit(range_of(node), content) for node, content in fix.replacements)
+        return Fix(edits, fix.applicability, fix.title)
+
     diagnostics = []
     for report in reports:
-        code_range = positions[report.node]
-        start = Position(code_range.start.line, code_range.start.column)
-        end = Position(code_range.end.line, code_range.end.column)
-        diagnostics.append(Diagnostic(path, Range(start, end), report.code, report.name, report.message))
+        message = report.message
+        if report.related is not None:
+            message = message.replace("{related_line}", str(range_of(report.related).start.line))
+        fix = text_fix(report.fix) if report.fix is not None else None
+        diagnostics.append(Diagnostic(path, range_of(report.node), report.code, report.name, message, fix))
     return diagnostics
 
 

@@ -35,6 +35,7 @@ from jaxcheck.analyzer.semantics.summary import (
 )
 from jaxcheck.analyzer.semantics.values import (
     BOOL_MASK,
+    JAX_ARRAY,
     PYTHON_CONTAINER,
     UNKNOWN,
     CallDep,
@@ -66,6 +67,8 @@ class ModuleRecords:
     values: dict[int, Value] = field(default_factory=dict)
     call_names: dict[int, str] = field(default_factory=dict)
     function_keys: dict[int, str] = field(default_factory=dict)
+    random_scopes: set[str] = field(default_factory=set)
+    """Keys of the functions (and the module) whose own code calls `jax.random`."""
 
 
 @dataclass(slots=True)
@@ -230,7 +233,7 @@ class ModelBuilder:
         value = self._eval(node.value)
         if isinstance(node.target, cst.Name):
             current = self.scope.load(node.target.value)
-            flags = current.flags & value.flags & PYTHON_CONTAINER
+            flags = current.flags & value.flags & PYTHON_CONTAINER | current.flags & JAX_ARRAY
             self._bind(node.target, combine((current, value), flags))
         else:
             self._eval_target_parts(node.target)
@@ -737,7 +740,7 @@ class ModelBuilder:
         receiver = self._eval(node.value)
         attr = node.attr.value
         if receiver.deps and attr in jax_api.ARRAY_VIEW_ATTRIBUTES:
-            return Value(receiver.deps)
+            return Value(receiver.deps, receiver.flags & JAX_ARRAY if attr != "at" else 0)
         return UNKNOWN
 
     def _subscript(self, node: cst.CSTNode) -> Value:
@@ -750,7 +753,7 @@ class ModelBuilder:
                 position = int(index.value.value, 0)
                 if -len(value.elements) <= position < len(value.elements):
                     return value.elements[position]
-        return combine((value.element(), *indices))
+        return combine((value.element(), *indices), value.flags & JAX_ARRAY)
 
     def _slice(self, elements: Sequence[cst.SubscriptElement]) -> list[Value]:
         values: list[Value] = []
@@ -776,6 +779,9 @@ class ModelBuilder:
         elif isinstance(node.operator, cst.Multiply) and (left.flags | right.flags) & PYTHON_CONTAINER:
             if not (left.deps and right.deps):
                 flags = PYTHON_CONTAINER
+        if (left.flags | right.flags) & JAX_ARRAY and not (left.flags | right.flags) & PYTHON_CONTAINER:
+            if not isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+                flags |= JAX_ARRAY  # NumPy defers to JAX arrays (`__array_priority__`); `"%s" % x` is a str
         return combine((left, right), flags)
 
     def _unary(self, node: cst.CSTNode) -> Value:
@@ -784,7 +790,7 @@ class ModelBuilder:
         if isinstance(node.operator, cst.Not):
             return UNKNOWN
         flags = operand.flags & BOOL_MASK if isinstance(node.operator, cst.BitInvert) else 0
-        return combine((operand,), flags)
+        return combine((operand,), flags | operand.flags & JAX_ARRAY)
 
     def _boolean(self, node: cst.CSTNode) -> Value:
         assert isinstance(node, cst.BooleanOperation)
@@ -919,6 +925,8 @@ class ModelBuilder:
         name = qualified_name(self.scope, node.func)
         if name is not None:
             self.records.call_names[id(node)] = name
+            if name.startswith("jax.random."):
+                self.records.random_scopes.add(self._function_key)
         args = [self._eval(arg.value) for arg in node.args]
         function_key = self._function_key
         staged = Value(frozenset({StagedDep(function_key)}))
@@ -934,6 +942,7 @@ class ModelBuilder:
         if name is not None:
             if jax_api.is_array_call(name):
                 flags = BOOL_MASK if name in jax_api.BOOL_RESULT_CALLS else 0
+                flags |= JAX_ARRAY if jax_api.returns_array(name) else 0
                 return combine((staged, *args), flags)
             if name in _ELEMENTWISE_BUILTINS:
                 return combine(args)
@@ -950,9 +959,11 @@ class ModelBuilder:
         if isinstance(node.func, cst.Attribute):
             receiver = self._known(node.func.value)
             attr = node.func.attr.value
+            if _is_at_method(node.func):
+                return combine((receiver, *args), JAX_ARRAY)
             if receiver.deps and attr in jax_api.ARRAY_METHODS:
                 flags = BOOL_MASK if attr in jax_api.BOOL_METHODS else 0
-                return combine((receiver, *args), flags)
+                return combine((receiver, *args), flags | receiver.flags & JAX_ARRAY)
         return UNKNOWN
 
     def _arguments(self, node: cst.Call, args: list[Value], bound: int) -> CallArguments:
@@ -1006,6 +1017,17 @@ def _dotted(node: cst.BaseExpression) -> str:
     if isinstance(node, cst.Attribute):
         return f"{_dotted(node.value)}.{node.attr.value}"
     return ""
+
+
+def _is_at_method(func: cst.Attribute) -> bool:
+    """`<array>.at[...].set` (or another `.at` method)."""
+    indexed = func.value
+    return (
+        func.attr.value in jax_api.AT_METHODS
+        and isinstance(indexed, cst.Subscript)
+        and isinstance(indexed.value, cst.Attribute)
+        and indexed.value.attr.value == "at"
+    )
 
 
 def _argument(node: cst.Call, position: int, keywords: tuple[str, ...]) -> cst.BaseExpression | None:
