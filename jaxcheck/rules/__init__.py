@@ -1,10 +1,14 @@
 """Every rule jaxcheck ships, one class per module, grouped by code range:
 
 - `syntax_error` (JAX001): files that do not parse;
-- `tracing/` (JAX3xx): Python control flow, concretization and shapes on traced values.
+- `arrays/` (JAX2xx): in-place updates of JAX arrays and discarded functional updates;
+- `tracing/` (JAX3xx): Python control flow, concretization and shapes on traced values;
+- `prng/` (JAX4xx): PRNG key reuse.
 """
 
 from jaxcheck.analyzer.rule import Rule
+from jaxcheck.rules.arrays.discarded_functional_update import DiscardedFunctionalUpdate
+from jaxcheck.rules.arrays.in_place_array_update import InPlaceArrayUpdate
 from jaxcheck.rules.syntax_error import SyntaxErrorInSource
 from jaxcheck.rules.tracing.python_branch_on_tracer import PythonBranchOnTracer
 from jaxcheck.rules.tracing.tracer_concretization import TracerConcretization
@@ -12,6 +16,8 @@ from jaxcheck.rules.tracing.value_dependent_shape import ValueDependentShape
 
 RULES: tuple[type[Rule], ...] = (
     SyntaxErrorInSource,
+    InPlaceArrayUpdate,
+    DiscardedFunctionalUpdate,
     PythonBranchOnTracer,
     TracerConcretization,
     ValueDependentShape,

@@ -959,7 +959,7 @@ class ModelBuilder:
         if isinstance(node.func, cst.Attribute):
             receiver = self._known(node.func.value)
             attr = node.func.attr.value
-            if _is_at_method(node.func):
+            if at_receiver(node.func) is not None:
                 return combine((receiver, *args), JAX_ARRAY)
             if receiver.deps and attr in jax_api.ARRAY_METHODS:
                 flags = BOOL_MASK if attr in jax_api.BOOL_METHODS else 0
@@ -1019,15 +1019,14 @@ def _dotted(node: cst.BaseExpression) -> str:
     return ""
 
 
-def _is_at_method(func: cst.Attribute) -> bool:
-    """`<array>.at[...].set` (or another `.at` method)."""
+def at_receiver(func: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The array `x` of a callee `x.at[...].set` (or another `.at` method); None for anything else."""
+    if not (isinstance(func, cst.Attribute) and func.attr.value in jax_api.AT_METHODS):
+        return None
     indexed = func.value
-    return (
-        func.attr.value in jax_api.AT_METHODS
-        and isinstance(indexed, cst.Subscript)
-        and isinstance(indexed.value, cst.Attribute)
-        and indexed.value.attr.value == "at"
-    )
+    if isinstance(indexed, cst.Subscript) and isinstance(indexed.value, cst.Attribute) and indexed.value.attr.value == "at":
+        return indexed.value.value
+    return None
 
 
 def _argument(node: cst.Call, position: int, keywords: tuple[str, ...]) -> cst.BaseExpression | None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from jaxcheck.analyzer.semantics.builder import ModuleRecords
+from jaxcheck.analyzer.semantics.builder import ModuleRecords, at_receiver
 from jaxcheck.analyzer.semantics.solver import FunctionTrace, Solution
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
-from jaxcheck.analyzer.semantics.values import BOOL_MASK, PYTHON_CONTAINER, UNKNOWN, ParamDep, Value
+from jaxcheck.analyzer.semantics.values import BOOL_MASK, JAX_ARRAY, PYTHON_CONTAINER, UNKNOWN, ParamDep, Value
 
 __all__ = ["FunctionTrace", "SemanticModel"]
 
@@ -75,3 +75,32 @@ class SemanticModel:
     def call_name(self, node: cst.Call) -> str | None:
         """The canonical qualified name of the called function (`jax.numpy.nonzero`, `builtins.int`)."""
         return self.records.call_names.get(id(node))
+
+    def is_jax_array(self, node: cst.BaseExpression) -> bool:
+        """True when `node` is known to be a JAX array: a JAX array call's result, an `.at[...]` update,
+        arithmetic or indexing on one, or a traced parameter itself (inside traced code or not)."""
+        value = self.value_of(node)
+        if value.flags & JAX_ARRAY:
+            return True
+        if value.flags & PYTHON_CONTAINER or len(value.deps) != 1:
+            return False
+        (dep,) = value.deps
+        return isinstance(dep, ParamDep) and self.solution.is_traced(value.deps)
+
+    def is_array_item_store(self, target: cst.Subscript) -> bool:
+        """True when assigning to `target` (`x[i] = v`) would mutate a JAX array in place. A string
+        key (`params["w"]`) shows a dict, whatever the model thinks of the container."""
+        if any(_is_string(element.slice) for element in target.slice):
+            return False
+        return self.is_jax_array(target.value)
+
+    @staticmethod
+    def functional_update(node: cst.Call) -> cst.BaseExpression | None:
+        """The array `x` when `node` is `x.at[...].<method>(...)`; None otherwise."""
+        return at_receiver(node.func)
+
+
+def _is_string(index: cst.BaseSlice) -> bool:
+    return isinstance(index, cst.Index) and isinstance(
+        index.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+    )
