@@ -77,22 +77,38 @@ class SemanticModel:
         return self.records.call_names.get(id(node))
 
     def is_jax_array(self, node: cst.BaseExpression) -> bool:
-        """True when `node` is known to be a JAX array: a JAX array call's result, an `.at[...]` update,
-        arithmetic or indexing on one, or a traced parameter itself (inside traced code or not)."""
+        """True when `node` is known to be a JAX array, traced or not: a JAX array call's result, an
+        `.at[...]` update, arithmetic or indexing on one, or a parameter annotated as an array."""
         value = self.value_of(node)
         if value.flags & JAX_ARRAY:
             return True
-        if value.flags & PYTHON_CONTAINER or len(value.deps) != 1:
+        param = self._parameter(value)
+        if param is None:
             return False
-        (dep,) = value.deps
-        return isinstance(dep, ParamDep) and self.solution.is_traced(value.deps)
+        function = self.solution.functions.get(param.function)
+        return function is not None and param.name in function.array_params
 
     def is_array_item_store(self, target: cst.Subscript) -> bool:
-        """True when assigning to `target` (`x[i] = v`) would mutate a JAX array in place. A string
-        key (`params["w"]`) shows a dict, whatever the model thinks of the container."""
+        """True when assigning to `target` (`x[i] = v`) would mutate a JAX array in place: `x` is a
+        known JAX array, or a traced parameter indexed with a traced value (a list, tuple or dict
+        cannot take a tracer as index, so a pytree carry `values[0] = v` is left alone). A string key
+        (`params["w"]`) shows a dict, whatever the model thinks of the container."""
         if any(_is_string(element.slice) for element in target.slice):
             return False
-        return self.is_jax_array(target.value)
+        if self.is_jax_array(target.value):
+            return True
+        value = self.value_of(target.value)
+        if self._parameter(value) is None or not self.solution.is_traced(value.deps):
+            return False
+        return any(isinstance(e.slice, cst.Index) and self.is_traced(e.slice.value) for e in target.slice)
+
+    @staticmethod
+    def _parameter(value: Value) -> ParamDep | None:
+        """The parameter a value is, when it is one parameter (or a slice of it) and not a container."""
+        if value.flags & PYTHON_CONTAINER or len(value.deps) != 1:
+            return None
+        (dep,) = value.deps
+        return dep if isinstance(dep, ParamDep) else None
 
     @staticmethod
     def functional_update(node: cst.Call) -> cst.BaseExpression | None:

@@ -22,8 +22,8 @@ class InPlaceArrayUpdate(Rule):
     ## What it does
     Finds item assignment `x[i] = v` and augmented item assignment `x[i] += v` on a value known to be
     a JAX array: a `jax.numpy`/`jax.random`/`jax.lax`/`jax.nn` result, an `.at[...]` update, arithmetic
-    on those, or a parameter of traced code. NumPy arrays, lists, dicts and values of unknown type are
-    left alone.
+    on those, a parameter annotated as an array, or a parameter of traced code indexed with a traced
+    value. NumPy arrays, lists, dicts, pytree carries and values of unknown type are left alone.
 
     ## Why is this bad?
     JAX arrays are immutable: the assignment raises `TypeError: JAX arrays are immutable and do not
@@ -73,6 +73,9 @@ class InPlaceArrayUpdate(Rule):
         Valid("import jax.numpy as jnp\nparts = jnp.split(jnp.arange(6), 3)\nparts[0] = jnp.zeros(2)\n"),
         Valid("import jax\n@jax.jit\ndef f(*xs):\n    xs = list(xs)\n    xs[0] = 1\n    return xs\n"),
         Valid("import jax.numpy as jnp\ncache = {}\ncache[0] = jnp.zeros(3)\n"),
+        Valid("from jax import lax\ndef body(values):\n    values[0] = values[0] + 1\n    return values\n"
+              "out = lax.while_loop(cond, body, [0, 1])\n"),
+        Valid("import jax\n@jax.jit\ndef f(v):\n    v = v[:]\n    v[0] = v[0] + v[1]\n    return v\n"),
     )
     INVALID = (
         Invalid("import jax.numpy as jnp\nx = jnp.zeros(3)\nx[0] = 1\n", 3, 1, "immutable",
@@ -99,6 +102,8 @@ class InPlaceArrayUpdate(Rule):
         Invalid("import jax.numpy as jnp\nx = -jnp.ones(3)\nx[0] -= -1\n", 3, 1,
                 fix="import jax.numpy as jnp\nx = -jnp.ones(3)\nx = x.at[0].add(-(-1))\n"),
         Invalid("import jax.numpy as jnp\nx = jnp.zeros(3)\nx.T[0] = 1\n", 3, 1),
+        Invalid("import jax\ndef f(x: jax.Array):\n    x[0] = 1.0\n    return x\n", 3, 5,
+                fix="import jax\ndef f(x: jax.Array):\n    x = x.at[0].set(1.0)\n    return x\n"),
     )
 
     def visit_Assign(self, node: cst.Assign) -> None:
