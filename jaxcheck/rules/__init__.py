@@ -9,6 +9,7 @@
 from jaxcheck.analyzer.rule import Rule
 from jaxcheck.rules.arrays.discarded_functional_update import DiscardedFunctionalUpdate
 from jaxcheck.rules.arrays.in_place_array_update import InPlaceArrayUpdate
+from jaxcheck.rules.prng.prng_key_reuse import PrngKeyReuse
 from jaxcheck.rules.syntax_error import SyntaxErrorInSource
 from jaxcheck.rules.tracing.python_branch_on_tracer import PythonBranchOnTracer
 from jaxcheck.rules.tracing.tracer_concretization import TracerConcretization
@@ -21,6 +22,7 @@ RULES: tuple[type[Rule], ...] = (
     PythonBranchOnTracer,
     TracerConcretization,
     ValueDependentShape,
+    PrngKeyReuse,
 )
 
 __all__ = ["RULES"]

@@ -240,6 +240,8 @@ KEY_SOURCES = frozenset(
     f"jax.random.{name}" for name in ("key", "PRNGKey", "split", "fold_in", "wrap_key_data", "clone")
 )
 SEEDED_KEY_SOURCES = frozenset({"jax.random.key", "jax.random.PRNGKey"})
+KEYLESS_RANDOM = SEEDED_KEY_SOURCES | {"jax.random.wrap_key_data"}
+"""`jax.random` calls whose first argument is a seed or key data, not a key."""
 NON_CONSUMING_RANDOM = frozenset(
     f"jax.random.{name}"
     for name in ("key", "PRNGKey", "fold_in", "wrap_key_data", "clone", "key_data", "key_impl", "default_prng_impl")

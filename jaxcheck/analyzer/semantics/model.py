@@ -5,11 +5,12 @@ from __future__ import annotations
 import libcst as cst
 
 from jaxcheck.analyzer.semantics.builder import ModuleRecords, at_receiver
+from jaxcheck.analyzer.semantics.prng import KeyReuse, find_key_reuses
 from jaxcheck.analyzer.semantics.solver import FunctionTrace, Solution
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
 from jaxcheck.analyzer.semantics.values import BOOL_MASK, JAX_ARRAY, PYTHON_CONTAINER, UNKNOWN, ParamDep, Value
 
-__all__ = ["FunctionTrace", "SemanticModel"]
+__all__ = ["FunctionTrace", "KeyReuse", "SemanticModel"]
 
 
 class SemanticModel:
@@ -109,6 +110,25 @@ class SemanticModel:
             return None
         (dep,) = value.deps
         return dep if isinstance(dep, ParamDep) else None
+
+    def key_reuses(self, node: cst.FunctionDef | cst.Module) -> list[KeyReuse]:
+        """PRNG keys consumed twice on some path through the body of a function (or the module's own
+        code). Computed on demand, only where the code calls `jax.random`; nested functions and classes
+        are separate bodies."""
+        if isinstance(node, cst.Module):
+            scope, body, parameters = self.summary.module, node.body, ()
+        else:
+            params = node.params
+            scope, body = self.function_key(node), node.body.body
+            parameters = tuple(
+                p.name.value
+                for p in (*params.posonly_params, *params.params, *params.kwonly_params, params.star_arg,
+                          params.star_kwarg)
+                if isinstance(p, cst.Param)
+            )
+        if scope not in self.records.random_scopes:
+            return []
+        return find_key_reuses(body, parameters, self.call_name)
 
     @staticmethod
     def functional_update(node: cst.Call) -> cst.BaseExpression | None:
