@@ -925,7 +925,7 @@ class ModelBuilder:
         name = qualified_name(self.scope, node.func)
         if name is not None:
             self.records.call_names[id(node)] = name
-            if name.startswith("jax.random."):
+            if jax_api.is_random_call(name):
                 self.records.random_scopes.add(self._function_key)
         args = [self._eval(arg.value) for arg in node.args]
         function_key = self._function_key

@@ -246,11 +246,17 @@ NON_CONSUMING_RANDOM = frozenset(
     f"jax.random.{name}"
     for name in ("key", "PRNGKey", "fold_in", "wrap_key_data", "clone", "key_data", "key_impl", "default_prng_impl")
 )
-KEY_NEUTRAL_PREFIXES = (
-    "builtins.", "jax.debug.", "jax.numpy.", "jax.lax.", "jax.tree_util.", "jax.tree.", "numpy.", "logging.",
-    "typing.", "jax.device_put", "jax.device_get", "jax.block_until_ready", "jax.dtypes.",
-)
-"""Callables that read, print, store or move a key without drawing from it (`print`, `isinstance`)."""
+KEY_NEUTRAL_PREFIXES = ("builtins.", "jax.", "numpy.", "logging.", "typing.")
+"""Callables that read, print, store or move a key without drawing from it (`print`, `isinstance`,
+`jax.device_put`, JAX internals); `jax.random` and the lax bodies are decided separately."""
+
+
+def is_random_call(qualified_name: str | None) -> bool:
+    """A public function of the `jax.random` namespace (not `jax.random.prng.*` internals)."""
+    if qualified_name is None:
+        return False
+    namespace, _, function = qualified_name.rpartition(".")
+    return namespace == "jax.random" and not function.startswith("_")
 
 
 def consumes_key_argument(qualified_name: str | None) -> bool:

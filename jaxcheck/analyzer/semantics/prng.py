@@ -103,7 +103,7 @@ class _Evidence(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         name = self.call_name(node)
-        if name is not None and name.startswith("jax.random.") and name not in jax_api.KEYLESS_RANDOM:
+        if jax_api.is_random_call(name) and name not in jax_api.KEYLESS_RANDOM:
             argument = _key_argument(node)
             if isinstance(argument, cst.Name):
                 self.keys.add(argument.value)
@@ -327,7 +327,7 @@ class _Analysis:
 
     def call(self, node: cst.Call, state: dict[str, _Key]) -> None:
         name = self.call_name(node)
-        if name is not None and name.startswith("jax.random."):
+        if jax_api.is_random_call(name):
             if name not in jax_api.NON_CONSUMING_RANDOM:
                 argument = _key_argument(node)
                 if isinstance(argument, cst.Name) and argument.value in state:
