@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxcheck.analyzer.diagnostics import Diagnostic, Position, Range, display_column
+from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, Fix, Position, Range, display_column
 from jaxcheck.analyzer.output import FORMATTERS
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
@@ -16,6 +16,9 @@ DIAGNOSTICS = [
                "Python `if` needs a concrete bool but the value is traced under jax.jit; use `jnp.where`"),
     Diagnostic("src/model.py", Range(Position(9, 0), Position(9, 5)), "JAX001", "syntax-error",
                "syntax error: '(' was never closed"),
+    Diagnostic("src/model.py", Range(Position(12, 4), Position(12, 14)), "JAX201", "in-place-array-update",
+               "item assignment on a JAX array", Fix((Edit(Range(Position(12, 4), Position(12, 14)),
+                                                          "x = x.at[0].set(1)"),), "safe", "Use `x.at[...].set`")),
 ]
 
 

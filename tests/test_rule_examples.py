@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import re
 
+from collections import Counter
+
+import libcst as cst
 import pytest
 
 from conftest import findings
 from jaxcheck.analyzer.diagnostics import display_column
+from jaxcheck.analyzer.fixes import apply_fixes
 from jaxcheck.analyzer.registry import all_rules
 
 RULES = all_rules()
@@ -34,6 +38,27 @@ def test_invalid_example_is_reported_where_expected(rule, example):
     assert first.name == rule.name
     if example.message is not None:
         assert example.message.lower() in first.message.lower()
+
+
+@pytest.mark.parametrize(("rule", "example"), list(_cases("INVALID")))
+def test_fix_gives_expected_source_that_parses_and_lints_clean(rule, example):
+    before = findings(example.code)
+    fixes = [d.fix for d in before if d.code == rule.code and d.fix is not None]
+    if not fixes:
+        assert example.fix is None, f"{rule.code} offers no fix"
+        return
+    assert isinstance(example.code, str)
+    source = example.code
+    fixed = apply_fixes(source, fixes)
+    cst.parse_module(fixed)
+    compile(fixed, "<fixed>", "exec")
+    if example.fix is None:
+        return
+    assert fixed == example.fix
+    after = findings(fixed)
+    assert not [d for d in after if d.code == rule.code], f"{rule.code} still reported after its fix"
+    other = Counter(d.code for d in before if d.code != rule.code)
+    assert not Counter(d.code for d in after) - other, "the fix introduced a new finding"
 
 
 def _doc_blocks(rule, section: str) -> list[str]:

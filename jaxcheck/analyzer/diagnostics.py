@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
+
+Applicability = Literal["safe", "unsafe"]
 
 RULE_DOCS_URL = "https://github.com/jaxcheck/jaxcheck/blob/main/docs/rules/{name}.md"
 
@@ -28,6 +31,23 @@ class Range:
     end: Position
 
 
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """Replace the text in `range` with `content` (an insertion when the range is empty)."""
+
+    range: Range
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """A serializable fix: text edits that apply together. Only `safe` fixes keep the meaning for sure."""
+
+    edits: tuple[Edit, ...]
+    applicability: Applicability
+    title: str
+
+
 @dataclass(frozen=True, slots=True, order=True)
 class Diagnostic:
     """One finding of one rule in one file. Ordered by path, then position, then code."""
@@ -37,6 +57,7 @@ class Diagnostic:
     code: str
     name: str
     message: str
+    fix: Fix | None = field(default=None, compare=False)
 
     @property
     def url(self) -> str:

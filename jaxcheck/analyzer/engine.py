@@ -21,12 +21,12 @@ from pathlib import Path
 import libcst as cst
 
 from jaxcheck.analyzer.config import Configuration, Settings
-from jaxcheck.analyzer.diagnostics import Diagnostic, FileError, Position, Range
+from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, FileError, Fix, Position, Range
 from jaxcheck.analyzer.discovery import FileFinder
 from jaxcheck.analyzer.parsing import ParseFailure, parse_source, run_with_deep_stack
 from jaxcheck.analyzer.project import ModuleName, importers_of, module_name_for, project_root
 from jaxcheck.analyzer.registry import all_rules, selected_codes
-from jaxcheck.analyzer.rule import Report, RuleContext
+from jaxcheck.analyzer.rule import NodeFix, Report, RuleContext
 from jaxcheck.analyzer.semantics import SemanticModel
 from jaxcheck.analyzer.semantics.builder import ModelBuilder, ModuleRecords
 from jaxcheck.analyzer.semantics.solver import FunctionTrace, Solution, solve
@@ -259,12 +259,20 @@ def _read(path: Path, report: CheckReport) -> bytes | None:
 
 def _located(path: str, model: SemanticModel, reports: Iterable[Report]) -> list[Diagnostic]:
     """Turn reports into diagnostics; positions are computed once per file, only when needed."""
+
+    def range_of(node: cst.CSTNode) -> Range:
+        code_range = model.position(node)
+        start = Position(code_range.start.line, code_range.start.column)
+        return Range(start, Position(code_range.end.line, code_range.end.column))
+
+    def text_fix(fix: NodeFix) -> Fix:
+        edits = tuple(Edit(range_of(node), content) for node, content in fix.replacements)
+        return Fix(edits, fix.applicability, fix.title)
+
     diagnostics = []
     for report in reports:
-        code_range = model.position(report.node)
-        start = Position(code_range.start.line, code_range.start.column)
-        end = Position(code_range.end.line, code_range.end.column)
-        diagnostics.append(Diagnostic(path, Range(start, end), report.code, report.name, report.message))
+        fix = text_fix(report.fix) if report.fix is not None else None
+        diagnostics.append(Diagnostic(path, range_of(report.node), report.code, report.name, report.message, fix))
     return diagnostics
 
 

@@ -8,6 +8,7 @@ from typing import ClassVar
 
 import libcst as cst
 
+from jaxcheck.analyzer.diagnostics import Applicability
 from jaxcheck.analyzer.semantics import FunctionTrace, SemanticModel
 
 KEBAB_NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -24,12 +25,24 @@ class Valid:
 @dataclass(frozen=True, slots=True)
 class Invalid:
     """Source the rule must flag, first at `line`/`column` (1-based, as printed by the CLI).
-    `message` is a substring the first finding's message must contain, when given."""
+    `message` is a substring the first finding's message must contain, when given; `fix` is the
+    exact source after applying the fixes of all of this rule's findings, when given."""
 
     code: str | bytes
     line: int
     column: int
     message: str | None = None
+    fix: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NodeFix:
+    """A fix as a rule states it: replace the source of each node with the text paired with it.
+    The engine turns it into text edits (:class:`jaxcheck.analyzer.diagnostics.Fix`)."""
+
+    title: str
+    replacements: tuple[tuple[cst.CSTNode, str], ...]
+    applicability: Applicability = "safe"
 
 
 @dataclass(slots=True)
@@ -40,6 +53,7 @@ class Report:
     code: str
     name: str
     message: str
+    fix: NodeFix | None = None
 
 
 @dataclass(slots=True)
@@ -73,9 +87,10 @@ class Rule:
         self.context = context
         self.model = context.model
 
-    def report(self, node: cst.CSTNode, message: str) -> None:
-        """Record a finding at `node`."""
-        self.context.reports.append(Report(node, self.code, self.name, message))
+    def report(self, node: cst.CSTNode, message: str, fix: NodeFix | None = None) -> None:
+        """Record a finding at `node`, optionally with a fix (`self.model.position(other)` gives the
+        line of another node for messages such as "first used on line N")."""
+        self.context.reports.append(Report(node, self.code, self.name, message, fix))
 
     @property
     def trace(self) -> FunctionTrace | None:

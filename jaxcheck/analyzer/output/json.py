@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from jaxcheck.analyzer.diagnostics import Diagnostic, display_column
+from jaxcheck.analyzer.diagnostics import Diagnostic, Fix, Position, display_column
 
 
 def format_json(diagnostics: Sequence[Diagnostic]) -> str:
-    """Each item: code, name, message, path, line, column, end_line, end_column, fix (null), url."""
+    """Each item: code, name, message, path, line, column, end_line, end_column, fix (or null), url."""
     items = [
         {
             "code": d.code,
@@ -20,9 +20,24 @@ def format_json(diagnostics: Sequence[Diagnostic]) -> str:
             "column": display_column(d.range.start.column),
             "end_line": d.range.end.line,
             "end_column": display_column(d.range.end.column),
-            "fix": None,
+            "fix": _fix(d.fix),
             "url": d.url,
         }
         for d in diagnostics
     ]
     return json.dumps(items, indent=2) + "\n"
+
+
+def _location(position: Position) -> dict[str, int]:
+    return {"line": position.line, "column": display_column(position.column)}
+
+
+def _fix(fix: Fix | None) -> dict[str, object] | None:
+    """`{"applicability", "title", "edits": [{"content", "location", "end_location"}]}` (ruff's shape)."""
+    if fix is None:
+        return None
+    edits = [
+        {"content": e.content, "location": _location(e.range.start), "end_location": _location(e.range.end)}
+        for e in fix.edits
+    ]
+    return {"applicability": fix.applicability, "title": fix.title, "edits": edits}

@@ -6,9 +6,10 @@
 - :mod:`.summary`: per-module summaries (functions, trace roots, call edges) that cross files.
 - :mod:`.builder`: the single traversal that interprets a module into values and a summary.
 - :mod:`.solver`: the fixpoint that decides which functions are traced and which parameters carry tracers.
+- :mod:`.prng`: the flow-sensitive PRNG key pass (which keys are consumed twice), run on demand.
 - :mod:`.model`: the facade rules query (`is_traced`, `trace_of`, `qualified_name`, ...).
 """
 
-from jaxcheck.analyzer.semantics.model import FunctionTrace, SemanticModel
+from jaxcheck.analyzer.semantics.model import FunctionTrace, KeyReuse, SemanticModel
 
-__all__ = ["FunctionTrace", "SemanticModel"]
+__all__ = ["FunctionTrace", "KeyReuse", "SemanticModel"]

@@ -41,6 +41,7 @@ from jaxcheck.analyzer.semantics.values import (
     FILESYSTEM_PATH,
     LOGGER,
     NUMPY_GENERATOR,
+    JAX_ARRAY,
     PYTHON_CONTAINER,
     UNKNOWN,
     CallDep,
@@ -114,6 +115,8 @@ class ModuleRecords:
     functions_in_loops: set[str] = field(default_factory=set)
     definition_order: dict[str, int] = field(default_factory=dict)
     history: BindingHistory = field(default_factory=BindingHistory)
+    random_scopes: set[str] = field(default_factory=set)
+    """Keys of the functions (and the module) whose own code calls `jax.random`."""
 
 
 @dataclass(slots=True)
@@ -287,7 +290,7 @@ class ModelBuilder:
         value = self._eval(node.value)
         if isinstance(node.target, cst.Name):
             current = self.scope.load(node.target.value)
-            flags = current.flags & value.flags & PYTHON_CONTAINER
+            flags = current.flags & value.flags & PYTHON_CONTAINER | current.flags & JAX_ARRAY
             owner = self._owner(node.target.value)
             if owner is not None:
                 order = self._next_order()
@@ -922,7 +925,7 @@ class ModelBuilder:
         receiver = self._eval(node.value)
         attr = node.attr.value
         if receiver.deps and attr in jax_api.ARRAY_VIEW_ATTRIBUTES:
-            return Value(receiver.deps)
+            return Value(receiver.deps, receiver.flags & JAX_ARRAY if attr != "at" else 0)
         if receiver.flags & FILESYSTEM_PATH and attr == "parent":
             return Value(NO_DEPS, FILESYSTEM_PATH)
         return UNKNOWN
@@ -937,7 +940,7 @@ class ModelBuilder:
                 position = int(index.value.value, 0)
                 if -len(value.elements) <= position < len(value.elements):
                     return value.elements[position]
-        return combine((value.element(), *indices))
+        return combine((value.element(), *indices), value.flags & JAX_ARRAY)
 
     def _slice(self, elements: Sequence[cst.SubscriptElement]) -> list[Value]:
         values: list[Value] = []
@@ -965,6 +968,9 @@ class ModelBuilder:
                 flags = PYTHON_CONTAINER
         elif isinstance(node.operator, cst.Divide) and left.flags & FILESYSTEM_PATH:
             flags = FILESYSTEM_PATH
+        if (left.flags | right.flags) & JAX_ARRAY and not (left.flags | right.flags) & PYTHON_CONTAINER:
+            if not isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+                flags |= JAX_ARRAY  # NumPy defers to JAX arrays (`__array_priority__`); `"%s" % x` is a str
         return combine((left, right), flags)
 
     def _unary(self, node: cst.CSTNode) -> Value:
@@ -973,7 +979,7 @@ class ModelBuilder:
         if isinstance(node.operator, cst.Not):
             return UNKNOWN
         flags = operand.flags & BOOL_MASK if isinstance(node.operator, cst.BitInvert) else 0
-        return combine((operand,), flags)
+        return combine((operand,), flags | operand.flags & JAX_ARRAY)
 
     def _boolean(self, node: cst.CSTNode) -> Value:
         assert isinstance(node, cst.BooleanOperation)
@@ -1113,6 +1119,8 @@ class ModelBuilder:
         name = qualified_name(self.scope, node.func)
         if name is not None:
             self.records.call_names[id(node)] = name
+            if jax_api.is_random_call(name):
+                self.records.random_scopes.add(self._function_key)
         args = [self._eval(arg.value) for arg in node.args]
         function_key = self._function_key
         staged = Value(frozenset({StagedDep(function_key)}))
@@ -1136,6 +1144,7 @@ class ModelBuilder:
                 self._record_mutated_name(node.args[0].value, node)
             if jax_api.is_array_call(name):
                 flags = BOOL_MASK if name in jax_api.BOOL_RESULT_CALLS else 0
+                flags |= JAX_ARRAY if jax_api.returns_array(name) else 0
                 return combine((staged, *args), flags)
             if name in _ELEMENTWISE_BUILTINS:
                 return combine(args)
@@ -1152,9 +1161,11 @@ class ModelBuilder:
         if isinstance(node.func, cst.Attribute):
             receiver = self._known(node.func.value)
             attr = node.func.attr.value
+            if at_receiver(node.func) is not None:
+                return combine((receiver, *args), JAX_ARRAY)
             if receiver.deps and attr in jax_api.ARRAY_METHODS:
                 flags = BOOL_MASK if attr in jax_api.BOOL_METHODS else 0
-                return combine((receiver, *args), flags)
+                return combine((receiver, *args), flags | receiver.flags & JAX_ARRAY)
             if receiver.flags & FILESYSTEM_PATH and attr in _PATH_METHODS:
                 return Value(NO_DEPS, FILESYSTEM_PATH)
         return UNKNOWN
@@ -1233,6 +1244,16 @@ def _dotted(node: cst.BaseExpression) -> str:
     if isinstance(node, cst.Attribute):
         return f"{_dotted(node.value)}.{node.attr.value}"
     return ""
+
+
+def at_receiver(func: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The array `x` of a callee `x.at[...].set` (or another `.at` method); None for anything else."""
+    if not (isinstance(func, cst.Attribute) and func.attr.value in jax_api.AT_METHODS):
+        return None
+    indexed = func.value
+    if isinstance(indexed, cst.Subscript) and isinstance(indexed.value, cst.Attribute) and indexed.value.attr.value == "at":
+        return indexed.value.value
+    return None
 
 
 def _argument(node: cst.Call, position: int, keywords: tuple[str, ...]) -> cst.BaseExpression | None:

@@ -216,3 +216,60 @@ def is_array_call(qualified_name: str) -> bool:
     ):
         return False
     return qualified_name not in STATIC_RESULT_CALLS and qualified_name not in LAX_BODIES
+
+
+NON_ARRAY_RESULT_CALLS = frozenset(
+    {f"jax.numpy.{name}" for name in (
+        "split", "array_split", "hsplit", "vsplit", "dsplit", "meshgrid", "broadcast_arrays", "atleast_1d",
+        "atleast_2d", "atleast_3d", "gradient", "vectorize", "frompyfunc", "ndarray",
+    )}
+    | {f"jax.lax.{name}" for name in (
+        "stop_gradient", "psum", "pmean", "pmax", "pmin", "all_gather", "ppermute", "pshuffle", "all_to_all",
+        "psum_scatter", "pbroadcast", "optimization_barrier", "with_sharding_constraint", "custom_root",
+        "custom_linear_solve", "reduce", "tie_in",
+    )}
+)
+"""Array-namespace calls that return lists, pytrees of their input, or callables rather than one array."""
+
+AT_METHODS = frozenset({"set", "add", "subtract", "multiply", "divide", "power", "min", "max", "apply", "get"})
+"""Methods of `x.at[...]`: each returns a new array (`get` reads, the others update)."""
+
+
+def returns_array(qualified_name: str) -> bool:
+    """True for calls known to return a single JAX array (`jax.numpy.zeros`, `jax.random.normal`)."""
+    return is_array_call(qualified_name) and qualified_name not in NON_ARRAY_RESULT_CALLS
+
+
+# PRNG keys (JAX401): which `jax.random` calls create keys, which leave their key argument unconsumed,
+# and which other callables never consume a key passed to them.
+KEY_SOURCES = frozenset(
+    f"jax.random.{name}" for name in ("key", "PRNGKey", "split", "fold_in", "wrap_key_data", "clone")
+)
+SEEDED_KEY_SOURCES = frozenset({"jax.random.key", "jax.random.PRNGKey"})
+KEYLESS_RANDOM = SEEDED_KEY_SOURCES | {"jax.random.wrap_key_data"}
+"""`jax.random` calls whose first argument is a seed or key data, not a key."""
+NON_CONSUMING_RANDOM = frozenset(
+    f"jax.random.{name}"
+    for name in ("key", "PRNGKey", "fold_in", "wrap_key_data", "clone", "key_data", "key_impl", "default_prng_impl")
+)
+KEY_NEUTRAL_PREFIXES = ("builtins.", "jax.", "numpy.", "logging.", "typing.")
+"""Callables that read, print, store or move a key without drawing from it (`print`, `isinstance`,
+`jax.device_put`, JAX internals); `jax.random` and the lax bodies are decided separately."""
+
+
+def is_random_call(qualified_name: str | None) -> bool:
+    """A public function of the `jax.random` namespace (not `jax.random.prng.*` internals)."""
+    if qualified_name is None:
+        return False
+    namespace, _, function = qualified_name.rpartition(".")
+    return namespace == "jax.random" and not function.startswith("_")
+
+
+def consumes_key_argument(qualified_name: str | None) -> bool:
+    """True when passing a key to this callable (None: unknown, a method, a user helper) may draw
+    random numbers from it; `jax.random` samplers and `split` are handled by their first argument."""
+    if qualified_name is None:
+        return True
+    if qualified_name in LAX_BODIES:
+        return True  # the key flows into a user body
+    return not qualified_name.startswith(KEY_NEUTRAL_PREFIXES)

@@ -8,13 +8,15 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from jaxcheck.analyzer.semantics.bindings import ChangeSite
-from jaxcheck.analyzer.semantics.builder import ModuleRecords, OuterName, TransformSite
+from jaxcheck.analyzer.semantics.builder import ModuleRecords, OuterName, TransformSite, at_receiver
+from jaxcheck.analyzer.semantics.prng import KeyReuse, find_key_reuses
 from jaxcheck.analyzer.semantics.scopes import BindingKind
 from jaxcheck.analyzer.semantics.solver import FunctionTrace, Solution
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
 from jaxcheck.analyzer.semantics.values import (
     BOOL_MASK,
     FILESYSTEM_PATH,
+    JAX_ARRAY,
     LOGGER,
     NUMPY_GENERATOR,
     PYTHON_CONTAINER,
@@ -23,7 +25,7 @@ from jaxcheck.analyzer.semantics.values import (
     Value,
 )
 
-__all__ = ["FunctionTrace", "SemanticModel"]
+__all__ = ["FunctionTrace", "KeyReuse", "SemanticModel"]
 
 
 class SemanticModel:
@@ -171,3 +173,67 @@ class SemanticModel:
     def is_called_immediately(self, node: cst.Call) -> bool:
         """True for a transform call whose result is called right away: `jax.jit(f)(x)`."""
         return id(node) in self.records.called_transforms
+
+    def is_jax_array(self, node: cst.BaseExpression) -> bool:
+        """True when `node` is known to be a JAX array, traced or not: a JAX array call's result, an
+        `.at[...]` update, arithmetic or indexing on one, or a parameter annotated as an array."""
+        value = self.value_of(node)
+        if value.flags & JAX_ARRAY:
+            return True
+        param = self._parameter(value)
+        if param is None:
+            return False
+        function = self.solution.functions.get(param.function)
+        return function is not None and param.name in function.array_params
+
+    def is_array_item_store(self, target: cst.Subscript) -> bool:
+        """True when assigning to `target` (`x[i] = v`) would mutate a JAX array in place: `x` is a
+        known JAX array, or a traced parameter indexed with a traced value (a list, tuple or dict
+        cannot take a tracer as index, so a pytree carry `values[0] = v` is left alone). A string key
+        (`params["w"]`) shows a dict, whatever the model thinks of the container."""
+        if any(_is_string(element.slice) for element in target.slice):
+            return False
+        if self.is_jax_array(target.value):
+            return True
+        value = self.value_of(target.value)
+        if self._parameter(value) is None or not self.solution.is_traced(value.deps):
+            return False
+        return any(isinstance(e.slice, cst.Index) and self.is_traced(e.slice.value) for e in target.slice)
+
+    @staticmethod
+    def _parameter(value: Value) -> ParamDep | None:
+        """The parameter a value is, when it is one parameter (or a slice of it) and not a container."""
+        if value.flags & PYTHON_CONTAINER or len(value.deps) != 1:
+            return None
+        (dep,) = value.deps
+        return dep if isinstance(dep, ParamDep) else None
+
+    def key_reuses(self, node: cst.FunctionDef | cst.Module) -> list[KeyReuse]:
+        """PRNG keys consumed twice on some path through the body of a function (or the module's own
+        code). Computed on demand, only where the code calls `jax.random`; nested functions and classes
+        are separate bodies."""
+        if isinstance(node, cst.Module):
+            scope, body, parameters = self.summary.module, node.body, ()
+        else:
+            params = node.params
+            scope, body = self.function_key(node), node.body.body
+            parameters = tuple(
+                p.name.value
+                for p in (*params.posonly_params, *params.params, *params.kwonly_params, params.star_arg,
+                          params.star_kwarg)
+                if isinstance(p, cst.Param)
+            )
+        if scope not in self.records.random_scopes:
+            return []
+        return find_key_reuses(body, parameters, self.call_name)
+
+    @staticmethod
+    def functional_update(node: cst.Call) -> cst.BaseExpression | None:
+        """The array `x` when `node` is `x.at[...].<method>(...)`; None otherwise."""
+        return at_receiver(node.func)
+
+
+def _is_string(index: cst.BaseSlice) -> bool:
+    return isinstance(index, cst.Index) and isinstance(
+        index.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+    )

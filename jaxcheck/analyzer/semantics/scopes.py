@@ -99,9 +99,12 @@ class Scope:
         return scope
 
     def load(self, name: str) -> Value:
-        """The abstract value `name` has here: local env, then enclosing snapshots; globals are concrete."""
+        """The abstract value `name` has here: local env, then enclosing snapshots; globals read from inside
+        a function are concrete."""
         scope: Scope | None = self
         while scope is not None:
+            if scope.kind is ScopeKind.MODULE and scope is self.function_scope():
+                return scope.env.get(name, UNKNOWN)  # module-level code reads its own bindings
             if scope.kind is ScopeKind.MODULE or name in scope.declared_global:
                 return self._module_value(name)
             if scope.kind is not ScopeKind.CLASS:

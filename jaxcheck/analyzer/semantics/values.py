@@ -61,6 +61,9 @@ FILESYSTEM_PATH = 1 << 10
 PYTHON_CONTAINER = 2
 """A Python list, tuple, dict or set (literal, comprehension, `list(...)`, `*args`): its truth value is
 its length (static), and indexing it needs a concrete key."""
+JAX_ARRAY = 4
+"""Known to be a JAX array, traced or not: the result of a `jax.numpy`/`jax.random`/`jax.lax`/`jax.nn`
+call, of an `.at[...]` update, or of arithmetic, indexing or array methods on a JAX array."""
 
 
 @dataclass(frozen=True, slots=True)

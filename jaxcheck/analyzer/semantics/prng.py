@@ -1,0 +1,502 @@
+"""PRNG key linearity (JAX401): a flow-sensitive pass over the statements of one function.
+
+The pass abstract-interprets the function's control flow (branches join, loops run to a fixpoint,
+`return`/`raise`/`break`/`continue` end their path) with a state that maps each name known to hold a
+key to the consumption sites of that key on some path reaching the current point. A consumption of a
+key that is already consumed on some path is a reuse. Names hold keys when they are bound from
+`jax.random.key`/`PRNGKey`/`split`/`fold_in`/`wrap_key_data`/`clone` (or an item of one), when they
+are passed as the key to a `jax.random` call anywhere in the function, or when they are parameters
+named `key`, `rng`, `*_key` or `prng*`; a name also used as a subscript index (`table[key]`) is not a
+key. Calls are identified by qualified name only, through `call_name`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Optional
+
+import libcst as cst
+
+from jaxcheck.analyzer.semantics import jax_api
+
+CallName = Callable[[cst.Call], Optional[str]]
+ReuseKind = Literal["again", "loop", "reseeded"]
+
+
+@dataclass(frozen=True, slots=True)
+class KeyReuse:
+    """`node` consumes key `key` that `first` already consumed on some path. `kind` is "again" (two
+    consumptions), "loop" (the same site on the next iteration of a loop that never re-splits the key)
+    or "reseeded" (the key is re-created from the same seed in each iteration; `first` is the call
+    that creates it)."""
+
+    node: cst.Call
+    key: str
+    first: cst.CSTNode
+    kind: ReuseKind
+
+
+@dataclass(frozen=True, slots=True)
+class _Key:
+    """A key on the paths reaching a point: where it was consumed (ids, first first) and, for a key
+    created from a loop-invariant seed inside a loop, the id of the creating call."""
+
+    sites: tuple[int, ...] = ()
+    origin: int | None = None
+
+    def joined(self, other: _Key) -> _Key:
+        sites = self.sites + tuple(s for s in other.sites if s not in self.sites)
+        return _Key(sites, self.origin if self.origin == other.origin else None)
+
+
+State = Optional[dict[str, _Key]]
+"""Keys by name; None for an unreachable point (after `return`, `raise`, `break`, `continue`)."""
+
+_FRESH = _Key()
+_MAX_PASSES = 3
+
+
+def _join(*states: State) -> State:
+    result: State = None
+    for state in states:
+        if state is None:
+            continue
+        if result is None:
+            result = dict(state)
+            continue
+        for name, key in state.items():
+            current = result.get(name)
+            result[name] = key if current is None else current.joined(key)
+    return result
+
+
+def is_key_like_name(name: str) -> bool:
+    """Parameter names that conventionally hold PRNG keys."""
+    return name in ("key", "rng") or name.endswith("_key") or name.startswith("prng")
+
+
+@dataclass(slots=True)
+class _Loop:
+    assigned: frozenset[str]
+    breaks: list[State] = field(default_factory=list)
+    continues: list[State] = field(default_factory=list)
+
+
+class _Evidence(cst.CSTVisitor):
+    """Names passed as the key of a `jax.random` call, and names used as subscript indices, in one
+    function body (nested functions and classes excluded)."""
+
+    def __init__(self, call_name: CallName) -> None:
+        self.call_name = call_name
+        self.keys: set[str] = set()
+        self.indices: set[str] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.call_name(node)
+        if jax_api.is_random_call(name) and name not in jax_api.KEYLESS_RANDOM:
+            argument = _key_argument(node)
+            if isinstance(argument, cst.Name):
+                self.keys.add(argument.value)
+
+    def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
+        if isinstance(node.slice, cst.Index) and isinstance(node.slice.value, cst.Name):
+            self.indices.add(node.slice.value.value)
+
+
+def find_key_reuses(body: Sequence[cst.CSTNode], parameters: Iterable[str], call_name: CallName) -> list[KeyReuse]:
+    """The key reuses in a function body (or module) `body` whose parameters are `parameters`."""
+    evidence = _Evidence(call_name)
+    for statement in body:
+        statement.visit(evidence)
+    candidates = evidence.keys | {name for name in parameters if is_key_like_name(name)}
+    keys = frozenset(candidates - evidence.indices)
+    analysis = _Analysis(call_name, keys, evidence.indices)
+    analysis.block(body, {name: _FRESH for name in keys})
+    return list(analysis.reports.values())
+
+
+class _Analysis:
+    def __init__(self, call_name: CallName, keys: frozenset[str], not_keys: set[str]) -> None:
+        self.call_name = call_name
+        self.keys = keys
+        self.not_keys = not_keys
+        self.nodes: dict[int, cst.CSTNode] = {}
+        self.origins: dict[int, int] = {}  # creating call -> first consumption of a key it made
+        self.loops: list[_Loop] = []
+        self.reports: dict[tuple[int, str], KeyReuse] = {}
+
+    # ---------------------------------------------------------------------------------- statements
+    def block(self, statements: Sequence[cst.CSTNode], state: State) -> State:
+        for statement in statements:
+            if state is None:
+                return None
+            state = self.statement(statement, state)
+        return state
+
+    def suite(self, suite: cst.BaseSuite, state: State) -> State:
+        return self.block(suite.body, state)  # type: ignore[arg-type]
+
+    def statement(self, node: cst.CSTNode, state: dict[str, _Key]) -> State:
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            return self.block(node.body, state)
+        if isinstance(node, cst.Expr):
+            return self.expr(node.value, state)
+        if isinstance(node, (cst.Assign, cst.AnnAssign)):
+            if node.value is None:
+                return state
+            state = self.expr(node.value, state)
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            for target in targets:
+                self.bind(target, node.value, state)
+            return state
+        if isinstance(node, cst.AugAssign):
+            state = self.expr(node.value, state)
+            self.bind(node.target, None, state)
+            return state
+        if isinstance(node, (cst.Return, cst.Raise)):
+            self.children(node, state)
+            return None
+        if isinstance(node, (cst.Break, cst.Continue)):
+            if self.loops:
+                frame = self.loops[-1]
+                (frame.breaks if isinstance(node, cst.Break) else frame.continues).append(state)
+            return None
+        if isinstance(node, cst.Del):
+            for name in _target_names(node.target):
+                state.pop(name, None)
+            return state
+        if isinstance(node, cst.If):
+            return self.if_(node, state)
+        if isinstance(node, cst.For):
+            return self.for_(node, state)
+        if isinstance(node, cst.While):
+            return self.while_(node, state)
+        if isinstance(node, (cst.Try, cst.TryStar)):
+            return self.try_(node, state)
+        if isinstance(node, cst.With):
+            for item in node.items:
+                state = self.expr(item.item, state)
+                if item.asname is not None:
+                    self.bind(item.asname.name, None, state)
+            return self.suite(node.body, state)
+        if isinstance(node, cst.Match):
+            state = self.expr(node.subject, state)
+            return _join(state, *(self.suite(case.body, dict(state)) for case in node.cases))
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            state.pop(node.name.value, None)
+            return state
+        if isinstance(node, (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal, cst.Pass)):
+            return state
+        return self.children(node, state)
+
+    def if_(self, node: cst.If, state: dict[str, _Key]) -> State:
+        state = self.expr(node.test, state)
+        body = self.suite(node.body, dict(state))
+        if isinstance(node.orelse, cst.If):
+            other = self.if_(node.orelse, dict(state))
+        elif node.orelse is not None:
+            other = self.suite(node.orelse.body, dict(state))
+        else:
+            other = state
+        return _join(body, other)
+
+    def for_(self, node: cst.For, state: dict[str, _Key]) -> State:
+        state = self.expr(node.iter, state)
+
+        def iteration(head: dict[str, _Key]) -> State:
+            self.bind_iteration(node.target, node.iter, head)
+            return self.suite(node.body, head)
+
+        exit_state, breaks = self.loop(node, state, iteration)
+        if node.orelse is not None and exit_state is not None:
+            exit_state = self.suite(node.orelse.body, exit_state)
+        return _join(exit_state, *breaks)
+
+    def while_(self, node: cst.While, state: dict[str, _Key]) -> State:
+        def iteration(head: dict[str, _Key]) -> State:
+            return self.suite(node.body, self.expr(node.test, head))
+
+        head, breaks = self.loop(node, state, iteration)
+        exit_state = self.expr(node.test, head) if head is not None else None
+        if node.orelse is not None and exit_state is not None:
+            exit_state = self.suite(node.orelse.body, exit_state)
+        return _join(exit_state, *breaks)
+
+    def loop(self, node: cst.For | cst.While, entry: dict[str, _Key],
+             iteration: Callable[[dict[str, _Key]], State]) -> tuple[State, list[State]]:
+        """Run `iteration` from the loop head until the head state is stable; the head state (the loop
+        ends normally) and the `break` states."""
+        frame = _Loop(frozenset(_assigned_names(node)))
+        self.loops.append(frame)
+        head: dict[str, _Key] = entry
+        try:
+            for _ in range(_MAX_PASSES):
+                frame.breaks.clear()
+                frame.continues.clear()
+                end = iteration(dict(head))
+                new_head = _join(head, end, *frame.continues)
+                assert new_head is not None
+                if new_head == head:
+                    break
+                head = new_head
+        finally:
+            self.loops.pop()
+        return head, list(frame.breaks)
+
+    def try_(self, node: cst.Try | cst.TryStar, state: dict[str, _Key]) -> State:
+        body = self.suite(node.body, dict(state))
+        handler_entry = _join(state, body)
+        assert handler_entry is not None
+        handlers = [self.suite(handler.body, dict(handler_entry)) for handler in node.handlers]
+        if node.orelse is not None and body is not None:
+            body = self.suite(node.orelse.body, body)
+        result = _join(body, *handlers)
+        if node.finalbody is not None:
+            result = self.suite(node.finalbody.body, result if result is not None else dict(handler_entry))
+        return result
+
+    # --------------------------------------------------------------------------------- expressions
+    def children(self, node: cst.CSTNode, state: dict[str, _Key]) -> dict[str, _Key]:
+        for child in node.children:
+            state = self.expr(child, state)
+        return state
+
+    def expr(self, node: cst.CSTNode, state: dict[str, _Key]) -> dict[str, _Key]:
+        """Evaluate `node` in Python's order; consumptions update `state` (returned)."""
+        if isinstance(node, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+            return state
+        if isinstance(node, cst.IfExp):
+            state = self.expr(node.test, state)
+            result = _join(self.expr(node.body, dict(state)), self.expr(node.orelse, dict(state)))
+            assert result is not None
+            return result
+        if isinstance(node, cst.BooleanOperation):
+            state = self.expr(node.left, state)
+            result = _join(state, self.expr(node.right, dict(state)))
+            assert result is not None
+            return result
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            return self.comprehension(node, state)
+        if isinstance(node, cst.NamedExpr):
+            state = self.expr(node.value, state)
+            self.bind(node.target, node.value, state)
+            return state
+        state = self.children(node, state)
+        if isinstance(node, cst.Call):
+            self.call(node, state)
+        return state
+
+    def comprehension(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp,
+                      state: dict[str, _Key]) -> dict[str, _Key]:
+        """The first iterable runs once; the rest runs per element, like a loop body."""
+        state = self.expr(node.for_in.iter, state)
+        bound = set(_target_names(node.for_in.target))
+        saved = {name: state[name] for name in bound if name in state}
+
+        def iteration(head: dict[str, _Key]) -> State:
+            clause: cst.CompFor | None = node.for_in
+            first = True
+            while clause is not None:
+                if not first:
+                    head = self.expr(clause.iter, head)
+                    bound.update(_target_names(clause.target))
+                self.bind_iteration(clause.target, clause.iter, head)
+                for condition in clause.ifs:
+                    head = self.expr(condition.test, head)
+                clause, first = clause.inner_for_in, False
+            if isinstance(node, cst.DictComp):
+                return self.expr(node.value, self.expr(node.key, head))
+            return self.expr(node.elt, head)
+
+        head, _ = self.loop(node, state, iteration)  # type: ignore[arg-type]
+        assert head is not None
+        for name in bound:
+            head.pop(name, None)
+        head.update(saved)
+        return head
+
+    def call(self, node: cst.Call, state: dict[str, _Key]) -> None:
+        name = self.call_name(node)
+        if jax_api.is_random_call(name):
+            if name not in jax_api.NON_CONSUMING_RANDOM:
+                argument = _key_argument(node)
+                if isinstance(argument, cst.Name) and argument.value in state:
+                    self.consume(argument.value, node, state)
+            return
+        if not jax_api.consumes_key_argument(name):
+            return
+        for arg in node.args:
+            if not arg.star and isinstance(arg.value, cst.Name) and arg.value.value in state:
+                self.consume(arg.value.value, node, state)
+
+    def consume(self, name: str, site: cst.Call, state: dict[str, _Key]) -> None:
+        key = state[name]
+        self.nodes[id(site)] = site
+        if key.sites:
+            first = self.nodes[key.sites[0]]
+            self._report(KeyReuse(site, name, first, "loop" if first is site else "again"))
+        elif key.origin is not None and key.origin in self.origins:
+            self._report(KeyReuse(site, name, self.nodes[key.origin], "reseeded"))
+        if key.origin is not None:
+            self.origins.setdefault(key.origin, id(site))
+        state[name] = _Key(key.sites or (id(site),), key.origin)
+
+    def _report(self, reuse: KeyReuse) -> None:
+        self.reports.setdefault((id(reuse.node), reuse.key), reuse)
+
+    # ------------------------------------------------------------------------------------ binding
+    def bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None, state: dict[str, _Key]) -> None:
+        """Bind `target` to `value` (None: to something that is not a key as far as we know)."""
+        if isinstance(target, cst.Name):
+            name = target.value
+            kind = self.key_kind(value, state)
+            if kind == "source" and name not in self.not_keys:
+                state[name] = _Key(origin=self.seeded_origin(value))
+            elif kind == "alias" and isinstance(value, cst.Name):
+                state[name] = state[value.value]
+            elif name in self.keys:
+                state[name] = _FRESH
+            else:
+                state.pop(name, None)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elements = [e.value for e in target.elements]
+            if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(elements) and not any(
+                isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)
+            ):
+                for element, part in zip(elements, value.elements):
+                    self.bind(element, part.value, state)
+                return
+            unpacks_keys = self.key_kind(value, state) is not None
+            for name in _target_names(target):
+                if (unpacks_keys or name in self.keys) and name not in self.not_keys:
+                    state[name] = _FRESH
+                else:
+                    state.pop(name, None)
+        elif isinstance(target, cst.StarredElement):
+            self.bind(target.value, value, state)
+
+    def bind_iteration(self, target: cst.BaseExpression, iterable: cst.BaseExpression,
+                       state: dict[str, _Key]) -> None:
+        """Bind a loop target: the items of a key array are fresh keys (`for k in split(key, n)`);
+        `enumerate(keys)` and `zip(keys, xs)` give keys at their positions."""
+        if isinstance(iterable, cst.Call) and isinstance(target, (cst.Tuple, cst.List)):
+            name = self.call_name(iterable)
+            arguments = [a.value for a in iterable.args if a.keyword is None and not a.star]
+            if name == "builtins.enumerate" and arguments and len(target.elements) == 2:
+                self.bind(target.elements[0].value, None, state)
+                self._bind_item(target.elements[1].value, arguments[0], state)
+                return
+            if name == "builtins.zip" and len(arguments) == len(target.elements):
+                for element, argument in zip(target.elements, arguments):
+                    self._bind_item(element.value, argument, state)
+                return
+        self._bind_item(target, iterable, state)
+
+    def _bind_item(self, target: cst.BaseExpression, iterable: cst.BaseExpression, state: dict[str, _Key]) -> None:
+        if isinstance(target, cst.Name) and self.key_kind(iterable, state) is not None and target.value not in self.not_keys:
+            state[target.value] = _FRESH
+        else:
+            self.bind(target, None, state)
+            for name in _target_names(target):
+                if name not in self.keys:
+                    state.pop(name, None)
+
+    def key_kind(self, value: cst.BaseExpression | None, state: dict[str, _Key]) -> str | None:
+        """"source" for a new key (or an item of a key array), "alias" for a name holding a key."""
+        if isinstance(value, cst.Call) and self.call_name(value) in jax_api.KEY_SOURCES:
+            return "source"
+        if isinstance(value, cst.Subscript) and self.key_kind(value.value, state) is not None:
+            return "source"
+        if isinstance(value, cst.Name) and value.value in state:
+            return "alias"
+        return None
+
+    def seeded_origin(self, value: cst.BaseExpression | None) -> int | None:
+        """The id of `jax.random.key(seed)` inside a loop when `seed` is the same in every iteration."""
+        if not (self.loops and isinstance(value, cst.Call)) or self.call_name(value) not in jax_api.SEEDED_KEY_SOURCES:
+            return None
+        assigned = self.loops[-1].assigned
+        if value.args and all(_invariant(arg.value, assigned) for arg in value.args):
+            self.nodes[id(value)] = value
+            return id(value)
+        return None
+
+
+# ------------------------------------------------------------------------------------- helpers
+def _key_argument(node: cst.Call) -> cst.BaseExpression | None:
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == "key":
+            return arg.value
+    first = node.args[0] if node.args else None
+    return first.value if first is not None and first.keyword is None and not first.star else None
+
+
+def _target_names(target: cst.CSTNode) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _target_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []
+
+
+class _Assigned(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.names.update(_target_names(node.target))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.names.update(_target_names(node.target))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self.names.update(_target_names(node.target))
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self.names.update(_target_names(node.target))
+
+    def visit_For(self, node: cst.For) -> None:
+        self.names.update(_target_names(node.target))
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self.names.update(_target_names(node.target))
+
+
+def _assigned_names(node: cst.CSTNode) -> set[str]:
+    """Names (re)bound anywhere in a loop, its target included."""
+    visitor = _Assigned()
+    node.visit(visitor)
+    return visitor.names
+
+
+def _invariant(node: cst.BaseExpression, assigned: frozenset[str]) -> bool:
+    """A seed built from literals and names the loop never rebinds (`0`, `seed`, `cfg.seed + 1`)."""
+    if isinstance(node, (cst.Integer, cst.SimpleString)):
+        return True
+    if isinstance(node, cst.Name):
+        return node.value not in assigned
+    if isinstance(node, cst.Attribute):
+        return _invariant(node.value, assigned)
+    if isinstance(node, cst.BinaryOperation):
+        return _invariant(node.left, assigned) and _invariant(node.right, assigned)
+    if isinstance(node, cst.UnaryOperation):
+        return _invariant(node.expression, assigned)
+    return False

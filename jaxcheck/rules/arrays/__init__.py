@@ -1,0 +1,1 @@
+"""Array mutation rules (JAX2xx): in-place updates of immutable JAX arrays, discarded functional updates."""

@@ -1,0 +1,153 @@
+"""JAX201 in-place-array-update."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from jaxcheck.analyzer import codegen
+from jaxcheck.analyzer.diagnostics import Applicability
+from jaxcheck.analyzer.rule import Invalid, NodeFix, Rule, Valid
+
+_AUG_METHODS: dict[type[cst.BaseAugOp], str] = {
+    cst.AddAssign: "add",
+    cst.SubtractAssign: "add",  # `.add(-(v))`: `.subtract` is missing from older JAX releases
+    cst.MultiplyAssign: "multiply",
+    cst.DivideAssign: "divide",
+    cst.PowerAssign: "power",
+}
+
+
+class InPlaceArrayUpdate(Rule):
+    """
+    ## What it does
+    Finds item assignment `x[i] = v` and augmented item assignment `x[i] += v` on a value known to be
+    a JAX array: a `jax.numpy`/`jax.random`/`jax.lax`/`jax.nn` result, an `.at[...]` update, arithmetic
+    on those, a parameter annotated as an array, or a parameter of traced code indexed with a traced
+    value. NumPy arrays, lists, dicts, pytree carries and values of unknown type are left alone.
+
+    ## Why is this bad?
+    JAX arrays are immutable: the assignment raises `TypeError: JAX arrays are immutable and do not
+    support in-place item assignment`, inside `jax.jit` or not. The functional `.at[...]` syntax returns
+    an updated copy, which XLA performs in place when it can.
+
+    ## Example
+    ```python
+    import jax.numpy as jnp
+
+    def reset_first(n):
+        x = jnp.ones(n)
+        x[0] = 0.0
+        return x
+    ```
+
+    ## Use instead
+    ```python
+    import jax.numpy as jnp
+
+    def reset_first(n):
+        x = jnp.ones(n)
+        x = x.at[0].set(0.0)
+        return x
+    ```
+
+    ## Fix safety
+    The fix rewrites `x[i] = v` to `x = x.at[i].set(v)` and `+=`, `-=`, `*=`, `/=`, `**=` to `.add`,
+    `.add(-(v))`, `.multiply`, `.divide`, `.power`. It is safe for a plain name. For a nested target
+    (`x[i][j] = v` becomes `x = x.at[i, j].set(v)`) it is unsafe: the two differ for advanced indices.
+    Other targets and operators get no fix.
+    """
+
+    code = "JAX201"
+    name = "in-place-array-update"
+    summary = "`x[i] = v` or `x[i] += v` on an immutable JAX array; use `x = x.at[i].set(v)`"
+
+    VALID = (
+        Valid("import numpy as np\nx = np.zeros(3)\nx[0] = 1\n"),
+        Valid("import numpy as np\ndef f():\n    x = np.zeros(3)\n    x[0] += 1\n    return x\n"),
+        Valid("def f(n):\n    xs = [0] * n\n    xs[0] = 1\n    return xs\n"),
+        Valid("import jax\n@jax.jit\ndef f(params, x):\n    params['w'] = x\n    return params\n"),
+        Valid("import jax.numpy as jnp\nx = jnp.zeros(3)\nx = x.at[0].set(1)\n"),
+        Valid("def f(x):\n    x[0] = 1\n    return x\n"),
+        Valid("import jax.numpy as jnp\nimport numpy as np\nx = jnp.zeros(3)\nx = np.asarray(x)\nx[0] = 1\n"),
+        Valid("import jax.numpy as jnp\ndef f(flag):\n    x = jnp.zeros(3) if flag else [0, 0, 0]\n    x[0] = 1\n"),
+        Valid("import jax.numpy as jnp\nparts = jnp.split(jnp.arange(6), 3)\nparts[0] = jnp.zeros(2)\n"),
+        Valid("import jax\n@jax.jit\ndef f(*xs):\n    xs = list(xs)\n    xs[0] = 1\n    return xs\n"),
+        Valid("import jax.numpy as jnp\ncache = {}\ncache[0] = jnp.zeros(3)\n"),
+        Valid("from jax import lax\ndef body(values):\n    values[0] = values[0] + 1\n    return values\n"
+              "out = lax.while_loop(cond, body, [0, 1])\n"),
+        Valid("import jax\n@jax.jit\ndef f(v):\n    v = v[:]\n    v[0] = v[0] + v[1]\n    return v\n"),
+    )
+    INVALID = (
+        Invalid("import jax.numpy as jnp\nx = jnp.zeros(3)\nx[0] = 1\n", 3, 1, "immutable",
+                fix="import jax.numpy as jnp\nx = jnp.zeros(3)\nx = x.at[0].set(1)\n"),
+        Invalid("import jax\n@jax.jit\ndef f(x, i):\n    x[i] += 2.0\n    return x\n", 4, 5, ".add(",
+                fix="import jax\n@jax.jit\ndef f(x, i):\n    x = x.at[i].add(2.0)\n    return x\n"),
+        Invalid("import jax.numpy as jnp\ndef f(a, b):\n    x = jnp.ones((3, 3))\n    x[1:, 0] -= a + b\n    return x\n",
+                4, 5, fix="import jax.numpy as jnp\ndef f(a, b):\n    x = jnp.ones((3, 3))\n"
+                          "    x = x.at[1:, 0].add(-(a + b))\n    return x\n"),
+        Invalid("import jax.numpy as jnp\ndef f(j):\n    x = jnp.ones((3, 3))\n    x[1:, j] *= 2\n    return x\n",
+                4, 5, fix="import jax.numpy as jnp\ndef f(j):\n    x = jnp.ones((3, 3))\n"
+                          "    x = x.at[1:, j].multiply(2)\n    return x\n"),
+        Invalid("import jax\ndef f(key, y):\n    x = jax.random.normal(key, (3,))\n    x[0] /= y\n    return x\n", 4, 5,
+                fix="import jax\ndef f(key, y):\n    x = jax.random.normal(key, (3,))\n    x = x.at[0].divide(y)\n"
+                    "    return x\n"),
+        Invalid("import jax.numpy as jnp\nx = jnp.arange(4.0) * 2\nx[..., -1] **= 3\n", 3, 1,
+                fix="import jax.numpy as jnp\nx = jnp.arange(4.0) * 2\nx = x.at[..., -1].power(3)\n"),
+        Invalid("import jax.numpy as jnp\nx = jnp.zeros(3)\nx = x.at[0].set(1)\nx[1] = 2, 3\n", 4, 1,
+                fix="import jax.numpy as jnp\nx = jnp.zeros(3)\nx = x.at[0].set(1)\nx = x.at[1].set((2, 3))\n"),
+        Invalid("import jax.numpy as jnp\ngrid = jnp.zeros((4, 4))\ngrid[0][1] = 5\n", 3, 1, "nested",
+                fix="import jax.numpy as jnp\ngrid = jnp.zeros((4, 4))\ngrid = grid.at[0, 1].set(5)\n"),
+        Invalid("import jax\nfrom jax import lax\ndef body(i, acc):\n    acc[i] = i\n    return acc\n"
+                "out = lax.fori_loop(0, 3, body, init)\n", 4, 5),
+        Invalid("import jax.numpy as jnp\nx = -jnp.ones(3)\nx[0] -= -1\n", 3, 1,
+                fix="import jax.numpy as jnp\nx = -jnp.ones(3)\nx = x.at[0].add(-(-1))\n"),
+        Invalid("import jax.numpy as jnp\nx = jnp.zeros(3)\nx.T[0] = 1\n", 3, 1),
+        Invalid("import jax\ndef f(x: jax.Array):\n    x[0] = 1.0\n    return x\n", 3, 5,
+                fix="import jax\ndef f(x: jax.Array):\n    x = x.at[0].set(1.0)\n    return x\n"),
+    )
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            for store in _item_stores(target.target):
+                if self.model.is_array_item_store(store):
+                    sole = len(node.targets) == 1 and store is target.target
+                    self._report(store, "=", _fix(store, "set", codegen.argument(node.value), node) if sole else None)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        target = node.target
+        if not (isinstance(target, cst.Subscript) and self.model.is_array_item_store(target)):
+            return
+        method = _AUG_METHODS.get(type(node.operator))
+        fix = None
+        if method is not None:
+            value = codegen.negated(node.value) if isinstance(node.operator, cst.SubtractAssign) \
+                else codegen.argument(node.value)
+            fix = _fix(target, method, value, node)
+        self._report(target, codegen.source(node.operator).strip(), fix)
+
+    def _report(self, target: cst.Subscript, operator: str, fix: NodeFix | None) -> None:
+        hint = f"use `{fix.replacements[0][1]}`" if fix is not None else "use `x = x.at[i].set(v)` and friends"
+        nested = " (nested indexing)" if isinstance(target.value, cst.Subscript) else ""
+        self.report(target, f"`x[i] {operator} v` on a JAX array{nested} fails: JAX arrays are immutable; {hint}", fix)
+
+
+def _item_stores(target: cst.BaseExpression) -> list[cst.Subscript]:
+    """The subscripts assigned by a target: `x[i]`, or the items of `x[i], y[j] = ...`."""
+    if isinstance(target, cst.Subscript):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [store for element in target.elements for store in _item_stores(element.value)]
+    return []
+
+
+def _fix(target: cst.Subscript, method: str, value: str, statement: cst.BaseSmallStatement) -> NodeFix | None:
+    """`x = x.at[i].method(value)` for a name `x`; `x = x.at[i, j]...` for `x[i][j]` (unsafe)."""
+    array, elements = target.value, list(target.slice)
+    applicability: Applicability = "safe"
+    if isinstance(array, cst.Subscript) and all(isinstance(e.slice, cst.Index) for e in array.slice):
+        array, elements, applicability = array.value, [*array.slice, *elements], "unsafe"
+    if not isinstance(array, cst.Name):
+        return None
+    name = array.value
+    text = f"{name} = {name}.at[{codegen.index(elements)}].{method}({value})"
+    return NodeFix(f"Use `.at[...].{method}()`", ((statement, text),), applicability)

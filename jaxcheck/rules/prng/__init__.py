@@ -1,0 +1,1 @@
+"""PRNG rules (JAX4xx): linear use of `jax.random` keys."""

@@ -1,0 +1,130 @@
+"""JAX401 prng-key-reuse."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from jaxcheck.analyzer.rule import Invalid, Rule, Valid
+from jaxcheck.analyzer.semantics import KeyReuse
+
+_SPLIT = "split it first: `key, subkey = jax.random.split(key)`"
+
+
+class PrngKeyReuse(Rule):
+    """
+    ## What it does
+    Finds a PRNG key that is consumed twice on some path through a function: two samplers on the
+    same key, a use after `jax.random.split(key)` without rebinding `key`, a consumption inside a loop
+    of a key that is not re-split in the loop, a key re-created from the same seed in every iteration,
+    or a key passed to another consumer (a model `init`, a helper) after it was used. Keys are
+    values of `jax.random.key`/`PRNGKey`/`split`/`fold_in`, names passed as keys to `jax.random`, and
+    parameters named `key`, `rng`, `*_key` or `prng*`.
+
+    ## Why is this bad?
+    JAX's random functions are deterministic in their key: the same key gives the same numbers.
+    Reusing a key silently correlates draws that should be independent (identical dropout masks,
+    identical noise in every step). JAX's runtime check covers typed keys only and names no line.
+
+    ## Example
+    ```python
+    import jax
+
+    def noisy(key, x):
+        noise = jax.random.normal(key, x.shape)
+        mask = jax.random.bernoulli(key, 0.5, x.shape)
+        return x * mask + noise
+    ```
+
+    ## Use instead
+    ```python
+    import jax
+
+    def noisy(key, x):
+        noise_key, mask_key = jax.random.split(key)
+        noise = jax.random.normal(noise_key, x.shape)
+        mask = jax.random.bernoulli(mask_key, 0.5, x.shape)
+        return x * mask + noise
+    ```
+
+    ## Fix safety
+    No fix is offered: which consumer should get a fresh subkey is the author's choice.
+    """
+
+    code = "JAX401"
+    name = "prng-key-reuse"
+    summary = "a PRNG key consumed twice: two samplers, use after `split`, or in a loop without re-splitting"
+
+    VALID = (
+        Valid("import jax\ndef f(key):\n    key, sub = jax.random.split(key)\n    a = jax.random.normal(sub)\n"
+              "    key, sub = jax.random.split(key)\n    return a + jax.random.normal(sub)\n"),
+        Valid("import jax\ndef f(key, c):\n    if c:\n        return jax.random.normal(key)\n"
+              "    else:\n        return jax.random.uniform(key)\n"),
+        Valid("import jax\ndef f(key, n):\n    return [jax.random.normal(k) for k in jax.random.split(key, n)]\n"),
+        Valid("import jax\ndef f(key, n):\n    out = []\n    for k in jax.random.split(key, n):\n"
+              "        out.append(jax.random.normal(k))\n    return out\n"),
+        Valid("import jax\ndef f(key, n):\n    for i in range(n):\n        k = jax.random.fold_in(key, i)\n"
+              "        print(jax.random.normal(k))\n"),
+        Valid("import jax\ndef f(key):\n    print(key)\n    data = jax.random.key_data(key)\n    return jax.random.normal(key)\n"),
+        Valid("import jax\ndef f(key, n):\n    for i in range(n):\n        key, sub = jax.random.split(key)\n"
+              "        print(jax.random.normal(sub))\n"),
+        Valid("import numpy as np\ndef f(rng):\n    a = np.random.split(rng)\n    return np.random.split(rng)\n"),
+        Valid("import jax\ndef f(table, key):\n    a = jax.random.normal(jax.random.PRNGKey(0))\n"
+              "    return table[key], len(key), str(key)\n"),
+        Valid("import jax\ndef f(seed, n):\n    for i in range(n):\n        key = jax.random.PRNGKey(seed + i)\n"
+              "        print(jax.random.normal(key))\n"),
+        Valid("import jax\ndef f(key, xs):\n    keys = jax.random.split(key, 2)\n"
+              "    return jax.random.normal(keys[0]), jax.random.normal(keys[1])\n"),
+        Valid("import jax\ndef f(key):\n    a = jax.random.normal(key)\n    key = jax.random.PRNGKey(1)\n"
+              "    return a + jax.random.normal(key)\n"),
+        Valid("import jax\ndef f(key, n):\n    k = 0\n    while k < n:\n        k += 1\n"
+              "        key2 = jax.random.fold_in(key, 3)\n        x, key = jax.random.normal(key), key2\n"),
+        Valid("import jax\ndef f(key, n):\n    for _ in range(n):\n        if n:\n            key, sub = jax.random.split(key)\n"
+              "            print(jax.random.normal(sub))\n            continue\n        break\n"),
+    )
+    INVALID = (
+        Invalid("import jax\ndef f(key):\n    a = jax.random.normal(key)\n    b = jax.random.uniform(key)\n"
+                "    return a + b\n", 4, 9, "line 3"),
+        Invalid("import jax\ndef f(key):\n    k1, k2 = jax.random.split(key)\n    return jax.random.normal(key)\n",
+                4, 12, "line 3"),
+        Invalid("import jax\ndef f(key, n):\n    out = []\n    for i in range(n):\n"
+                "        out.append(jax.random.normal(key))\n    return out\n", 5, 20, "loop"),
+        Invalid("import jax\ndef f(n):\n    for i in range(n):\n        key = jax.random.PRNGKey(0)\n"
+                "        print(jax.random.normal(key))\n", 5, 15, "same seed"),
+        Invalid("import jax\nfrom jax import random\nkey = random.PRNGKey(0)\nparams = model.init(key, x)\n"
+                "noise = random.normal(key, (3,))\n", 5, 9, "line 4"),
+        Invalid("import jax\ndef f(rng, x):\n    y = helper(rng, x)\n    return jax.random.bernoulli(rng, 0.5) * y\n",
+                4, 12),
+        Invalid("import jax\ndef f(key, n):\n    return [jax.random.normal(key) for _ in range(n)]\n", 3, 13, "loop"),
+        Invalid("import jax\ndef f(key, c):\n    if c:\n        a = jax.random.normal(key)\n    else:\n        a = 0.0\n"
+                "    return a + jax.random.uniform(key)\n", 7, 16, "line 4"),
+        Invalid("from jax import random as jr\ndef f(prng_key, shape):\n    x = jr.normal(prng_key, shape)\n"
+                "    y = jr.permutation(prng_key, x)\n    return y\n", 4, 9),
+        Invalid("import jax\ndef f(key, n):\n    k = 0\n    while k < n:\n        k += 1\n"
+                "        x = jax.random.normal(key)\n", 6, 13, "loop"),
+        Invalid("import jax\ndef f(key, params):\n    key, sub = jax.random.split(key)\n    a = jax.random.normal(sub)\n"
+                "    b = jax.random.normal(sub)\n    return a, b\n", 5, 9, "line 4"),
+        Invalid("import jax\ndef f(seed):\n    key = jax.random.key(seed)\n    a = jax.random.normal(key)\n"
+                "    key2 = key\n    return a + jax.random.normal(key2)\n", 6, 16),
+    )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._check(self.model.key_reuses(node))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._check(self.model.key_reuses(node))
+
+    def _check(self, reuses: list[KeyReuse]) -> None:
+        for reuse in reuses:
+            key = f"`{reuse.key}`"
+            first_line = self.model.position(reuse.first).start.line
+            if reuse.kind == "again":
+                message = (f"PRNG key {key} was already consumed on line {first_line} and is consumed again "
+                           f"here, so both draw the same random bits; {_SPLIT}")
+            elif reuse.kind == "loop":
+                message = (f"PRNG key {key} is consumed in every iteration of this loop but never re-split in "
+                           f"it, so every iteration draws the same random bits; {_SPLIT} inside the loop")
+            else:
+                message = (f"PRNG key {key} is re-created from the same seed (line {first_line}) in every "
+                           "iteration of this loop, so every iteration draws the same random bits; create it "
+                           "once before the loop and split it inside")
+            self.report(reuse.node, message)
