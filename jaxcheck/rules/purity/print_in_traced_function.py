@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
-from jaxcheck.analyzer.rule import Invalid, Rule, Valid
+from jaxcheck.analyzer import codegen
+from jaxcheck.analyzer.rule import Invalid, NodeFix, Rule, Valid
 
 _OUTPUT_CALLS = {
     "builtins.print": "`print`",
@@ -53,7 +56,10 @@ class PrintInTracedFunction(Rule):
     traced function, from returned values.
 
     ## Fix safety
-    No fix is offered yet; replacing `print` with `jax.debug.print` changes when output happens.
+    `print(a, b)` becomes `jax.debug.print("{} {}", a, b)` (f-strings become format arguments, and
+    `import jax` is added when missing). The fix is unsafe: output then happens on every call, from the
+    device, possibly out of order. No fix is offered for `sep=`/`end=`/`file=`, starred arguments,
+    byte strings, nested format specs and other output calls.
     """
 
     code = "JAX103"
@@ -74,7 +80,15 @@ class PrintInTracedFunction(Rule):
               "def f(x):\n    return p.print(x)\n"),
     )
     INVALID = (
-        Invalid("import jax\n@jax.jit\ndef f(x):\n    print(x)\n    return x\n", 4, 5, "jax.debug.print"),
+        Invalid("import jax\n@jax.jit\ndef f(x):\n    print(x)\n    return x\n", 4, 5, "jax.debug.print",
+                fix="import jax\n@jax.jit\ndef f(x):\n    jax.debug.print('{}', x)\n    return x\n"),
+        Invalid("from jax import jit\n@jit\ndef f(x, step):\n    print(f'step {step}: loss={x:.3f} {{ok}}', 'done', x.sum())\n"
+                "    return x\n", 4, 5,
+                fix="import jax\nfrom jax import jit\n@jit\ndef f(x, step):\n"
+                    "    jax.debug.print('step {}: loss={:.3f} {{ok}} done {}', step, x, x.sum())\n    return x\n"),
+        Invalid("import jax as J\n@J.jit\ndef f(x):\n    print('x =', x, '\\n{}')\n    return x\n", 4, 5,
+                fix="import jax as J\n@J.jit\ndef f(x):\n    J.debug.print('x = {} \\n{{}}', x)\n    return x\n"),
+        Invalid("import jax\n@jax.jit\ndef f(x):\n    print(x, end='')\n    return x\n", 4, 5, "jax.debug.print"),
         Invalid("import jax\nimport logging\n@jax.jit\ndef f(x):\n    logging.info('x=%s', x)\n    return x\n", 5, 5),
         Invalid("import jax\nimport logging\nlog = logging.getLogger(__name__)\n@jax.jit\ndef f(x):\n"
                 "    log.warning('step')\n    return x\n", 6, 5, "logger"),
@@ -99,8 +113,24 @@ class PrintInTracedFunction(Rule):
         if what is None:
             return
         hint = "use `jax.debug.print`" if what == "`print`" else "use `jax.debug.print`/`jax.debug.callback`"
+        fix = self._debug_print_fix(node) if what == "`print`" else None
         self.report(node, f"{what} runs once while tracing under {self.transform_name()}, never on cached calls, "
-                          f"and sees tracers instead of values; {hint} or do it outside the traced function")
+                          f"and sees tracers instead of values; {hint} or do it outside the traced function", fix)
+
+    def _debug_print_fix(self, node: cst.Call) -> NodeFix | None:
+        arguments = debug_print_arguments(node)
+        if arguments is None:
+            return None
+        jax_name = next((name for name, target in self.model.summary.exports.items() if target == "jax"), None)
+        replacements: list[tuple[cst.CSTNode, str]] = []
+        if jax_name is None:
+            anchor = _first_import(self.model.module)
+            if anchor is None:
+                return None
+            jax_name = "jax"
+            replacements.append((anchor, f"import jax\n{codegen.source(anchor)}"))
+        replacements.append((node, f"{jax_name}.debug.print({arguments})"))
+        return NodeFix("Use jax.debug.print", tuple(replacements), "unsafe")
 
     def _output(self, node: cst.Call) -> str | None:
         name = self.model.call_name(node)
@@ -118,3 +148,60 @@ class PrintInTracedFunction(Rule):
         if method in _PATH_WRITES and self.model.is_filesystem_path(func.value):
             return f"`pathlib` `.{method}()`"
         return None
+
+
+def debug_print_arguments(node: cst.Call) -> str | None:
+    """The arguments of `jax.debug.print` equivalent to `print(...)` with default `sep` and `end`:
+    a format string then the values, e.g. `'step {}: {:.3f}', step, loss`; None when not expressible."""
+    pieces: list[str] = []
+    values: list[str] = []
+    for arg in node.args:
+        if arg.keyword is not None or arg.star:
+            return None
+        piece = _format_piece(arg.value, values)
+        if piece is None:
+            return None
+        pieces.append(piece)
+    return ", ".join([repr(" ".join(pieces)), *values])
+
+
+def _format_piece(value: cst.BaseExpression, values: list[str]) -> str | None:
+    """One print argument as format-string text, appending the values it needs to `values`."""
+    if isinstance(value, cst.SimpleString):
+        text = value.evaluated_value
+        return text.replace("{", "{{").replace("}", "}}") if isinstance(text, str) else None
+    if isinstance(value, cst.FormattedString):
+        if "b" in value.prefix.lower():
+            return None
+        literal_prefix = value.prefix.lower().replace("f", "")
+        parts: list[str] = []
+        for part in value.parts:
+            if isinstance(part, cst.FormattedStringText):
+                # Text keeps its `{{`/`}}` escapes, which mean the same in a format string.
+                parts.append(ast.literal_eval(f"{literal_prefix}{value.quote}{part.value}{value.quote}"))
+                continue
+            if part.equal is not None or (part.format_spec and any(
+                    isinstance(spec, cst.FormattedStringExpression) for spec in part.format_spec)):
+                return None
+            conversion = f"!{part.conversion}" if part.conversion else ""
+            spec = "".join(spec.value for spec in part.format_spec or ())  # type: ignore[union-attr]
+            parts.append("{" + conversion + (f":{spec}" if spec else "") + "}")
+            values.append(codegen.argument(part.expression))
+        return "".join(parts)
+    values.append(codegen.argument(value))
+    return "{}"
+
+
+def _first_import(module: cst.Module) -> cst.BaseSmallStatement | None:
+    """The first top-level import that is not `from __future__`, where `import jax` can go before."""
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Import):
+                return small
+            if isinstance(small, cst.ImportFrom) and not (
+                isinstance(small.module, cst.Name) and small.module.value == "__future__"
+            ):
+                return small
+    return None
