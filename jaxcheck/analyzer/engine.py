@@ -28,7 +28,8 @@ from jaxcheck.analyzer.project import ModuleName, importers_of, module_name_for,
 from jaxcheck.analyzer.registry import all_rules, selected_codes
 from jaxcheck.analyzer.rule import NodeFix, Report, RuleContext
 from jaxcheck.analyzer.semantics import SemanticModel
-from jaxcheck.analyzer.semantics.builder import ModelBuilder, ModuleRecords
+from jaxcheck.analyzer.semantics.builder import ModelBuilder
+from jaxcheck.analyzer.semantics.records import ModuleRecords
 from jaxcheck.analyzer.semantics.solver import FunctionTrace, Solution, solve
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
 from jaxcheck.analyzer.source import SourceDecodeError, decode_source

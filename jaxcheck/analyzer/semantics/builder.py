@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
 from jaxcheck.analyzer.project import absolute_module
 from jaxcheck.analyzer.semantics import jax_api
-from jaxcheck.analyzer.semantics.bindings import MUTATING_METHODS, BindingHistory, CallableOrigin, ChangeKind
+from jaxcheck.analyzer.semantics.bindings import MUTATING_METHODS, CallableOrigin, ChangeKind
+from jaxcheck.analyzer.semantics.records import ModuleRecords, OuterName, TransformSite
 from jaxcheck.analyzer.semantics.scopes import (
     VARIABLE,
     Binding,
@@ -35,6 +36,8 @@ from jaxcheck.analyzer.semantics.summary import (
     TraceRoot,
     TraceSpec,
 )
+from jaxcheck.analyzer.semantics.syntax import argument, at_receiver, dotted
+from jaxcheck.analyzer.semantics.trace_roots import TraceRootReader
 from jaxcheck.analyzer.semantics.values import (
     NO_DEPS,
     BOOL_MASK,
@@ -78,47 +81,6 @@ _PATH_METHODS = frozenset({"joinpath", "with_name", "with_suffix", "with_stem", 
 _EXTERNAL_PREFIXES = ("builtins.", "jax.", "numpy.", "math.", "functools.", "typing.")
 
 
-@dataclass(frozen=True, slots=True)
-class OuterName:
-    """A name read inside a function but bound in an enclosing function or the module (`scope`)."""
-
-    scope: str
-    module_level: bool
-    kind: BindingKind
-
-
-@dataclass(frozen=True, slots=True)
-class TransformSite:
-    """A transform applied inside `function` (None at module level) within `loops` (node ids,
-    outermost first), to a callable created as `origin` (None when not created in that function);
-    `caches` when the transform compiles and caches per function object (jit-like)."""
-
-    function: str | None
-    loops: tuple[int, ...]
-    origin: CallableOrigin | None
-    caches: bool
-
-
-@dataclass(slots=True)
-class ModuleRecords:
-    """What the builder learned about one module's nodes, keyed by `id(node)` (nodes stay alive)."""
-
-    values: dict[int, Value] = field(default_factory=dict)
-    call_names: dict[int, str] = field(default_factory=dict)
-    function_keys: dict[int, str] = field(default_factory=dict)
-    outer_names: dict[int, OuterName] = field(default_factory=dict)
-    outer_writes: set[int] = field(default_factory=set)
-    self_loads: set[int] = field(default_factory=set)
-    transform_sites: dict[int, TransformSite] = field(default_factory=dict)
-    called_transforms: set[int] = field(default_factory=set)
-    mutated_names: set[int] = field(default_factory=set)
-    functions_in_loops: set[str] = field(default_factory=set)
-    definition_order: dict[str, int] = field(default_factory=dict)
-    history: BindingHistory = field(default_factory=BindingHistory)
-    random_scopes: set[str] = field(default_factory=set)
-    """Keys of the functions (and the module) whose own code calls `jax.random`."""
-
-
 @dataclass(slots=True)
 class _PendingBody:
     node: FunctionNode
@@ -126,7 +88,7 @@ class _PendingBody:
     scope: Scope
 
 
-class ModelBuilder:
+class ModelBuilder(TraceRootReader):
     """Interprets one module. Use :meth:`build`; the instance is single-use."""
 
     def __init__(self, module_name: str, path: str, extra_jit: Iterable[str] = (), package: str | None = None) -> None:
@@ -302,24 +264,24 @@ class ModelBuilder:
     def _import(self, node: cst.Import | cst.ImportFrom) -> None:
         if isinstance(node, cst.Import):
             for alias in node.names:
-                dotted = _dotted(alias.name)
+                module = dotted(alias.name)
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    self.scope.bind(alias.asname.name.value, Binding(BindingKind.IMPORT, jax_api.canonical(dotted)))
+                    self.scope.bind(alias.asname.name.value, Binding(BindingKind.IMPORT, jax_api.canonical(module)))
                 else:
-                    top = dotted.partition(".")[0]
+                    top = module.partition(".")[0]
                     self.scope.bind(top, Binding(BindingKind.IMPORT, top))
             return
         base = self._import_base(node)
         if base is None or isinstance(node.names, cst.ImportStar):
             return
         for alias in node.names:
-            name = _dotted(alias.name)
+            name = dotted(alias.name)
             local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
             target = f"{base}.{name}" if base else name
             self.scope.bind(local, Binding(BindingKind.IMPORT, jax_api.canonical(target)))
 
     def _import_base(self, node: cst.ImportFrom) -> str | None:
-        module = _dotted(node.module) if node.module is not None else ""
+        module = dotted(node.module) if node.module is not None else ""
         return absolute_module(len(node.relative), module, self.package)
 
     def _function_def(self, node: cst.CSTNode) -> None:
@@ -771,131 +733,6 @@ class ModelBuilder:
             if param.default is not None:
                 self._eval(param.default)
 
-    # ------------------------------------------------------------------------ trace roots
-    def _add_root(self, target: str, spec: TraceSpec) -> None:
-        self.roots.setdefault((target, spec), TraceRoot(target, spec))
-
-    def _decorator_root(self, decorator: cst.BaseExpression, key: str) -> None:
-        spec = self._transform_spec(decorator)
-        if spec is not None:
-            self._add_root(key, spec)
-            return
-        if isinstance(decorator, cst.Attribute) and decorator.attr.value in ("defjvp", "defvjp"):
-            owner = qualified_name(self.scope, decorator.value)
-            if owner is not None and owner in self.functions:
-                self._add_root(key, TraceSpec("jax.custom_jvp", False))
-
-    def _transform_spec(self, expression: cst.BaseExpression) -> TraceSpec | None:
-        """The TraceSpec of a decorator-like expression: `jax.jit`, `jax.jit(static_argnums=...)`,
-        `partial(jax.jit, static_argnames=...)`; None when it is not a transform."""
-        name = qualified_name(self.scope, expression)
-        if name is not None:
-            transform = self.transforms.get(name)
-            return None if transform is None else self._spec(transform, ())
-        if not isinstance(expression, cst.Call):
-            return None
-        name = self.records.call_names.get(id(expression))
-        if name in jax_api.PARTIAL and expression.args and not expression.args[0].keyword:
-            inner = qualified_name(self.scope, expression.args[0].value)
-            transform = self.transforms.get(inner) if inner is not None else None
-            return None if transform is None else self._spec(transform, expression.args[1:])
-        transform = self.transforms.get(name) if name is not None else None
-        if transform is not None and not any(a.keyword is None and not a.star for a in expression.args):
-            return self._spec(transform, expression.args)
-        return None
-
-    def _spec(self, transform: jax_api.Transform, args: Sequence[cst.Arg], first_position: int = 0) -> TraceSpec:
-        """Read static arguments and `in_axes` from a transform's arguments; `first_position` is the
-        positional index of `args[0]` in the transform's signature (the function is position 0)."""
-        static_positions: set[int] = set()
-        static_names: set[str] = set()
-        unbatched: set[int] = set()
-        readable = True
-        position = first_position
-        for arg in args:
-            if arg.star:
-                readable = False
-                continue
-            if arg.keyword is None:
-                position += 1
-                if position - 1 == transform.in_axes_position:
-                    axes = _unbatched_positions(arg.value)
-                    readable &= axes is not None
-                    unbatched.update(axes or ())
-                continue
-            keyword = arg.keyword.value
-            if keyword in transform.static_argnums:
-                numbers = _literal_ints(arg.value)
-                readable &= numbers is not None
-                static_positions.update(numbers or ())
-            elif keyword in transform.static_argnames:
-                names = _literal_strings(arg.value)
-                readable &= names is not None
-                static_names.update(names or ())
-            elif keyword == transform.in_axes:
-                axes = _unbatched_positions(arg.value)
-                readable &= axes is not None
-                unbatched.update(axes or ())
-        return TraceSpec(
-            transform.name,
-            transform.staged,
-            frozenset(static_positions),
-            frozenset(static_names),
-            frozenset(unbatched),
-            transform.array_params_only,
-            readable,
-            caches=transform.caches,
-        )
-
-    def _register_target(self, target: cst.BaseExpression, spec: TraceSpec) -> None:
-        """Record that the callable `target` is traced by `spec` (call forms and lax bodies)."""
-        if isinstance(target, cst.Lambda):
-            key = self.records.function_keys.get(id(target))
-            if key is not None:
-                self._add_root(key, spec)
-            return
-        if isinstance(target, cst.Call):
-            self._register_call_target(target, spec)
-            return
-        method = self._method_key(target)
-        if method is not None:
-            self._add_root(method, _bound(spec, 1))
-            return
-        name = qualified_name(self.scope, target)
-        if name is not None and not name.startswith("builtins."):
-            self._add_root(name, spec)
-
-    def _register_call_target(self, call: cst.Call, spec: TraceSpec) -> None:
-        """`partial(f, a, k=v)` binds parameters; a nested transform `jit(vmap(f))` composes."""
-        name = self.records.call_names.get(id(call))
-        if not call.args or call.args[0].keyword is not None or call.args[0].star:
-            return
-        first = call.args[0].value
-        if name in jax_api.PARTIAL:
-            rest = call.args[1:]
-            if any(a.star for a in rest):
-                return
-            positional = sum(1 for a in rest if a.keyword is None)
-            names = frozenset(a.keyword.value for a in rest if a.keyword is not None)
-            self._register_target(first, _bound(spec, positional, names))
-            return
-        inner = self.transforms.get(name) if name is not None else None
-        if inner is not None:
-            self._register_target(first, spec)
-            self._register_target(first, self._spec(inner, call.args[1:], first_position=1))
-
-    def _method_key(self, target: cst.BaseExpression) -> str | None:
-        """`self.method` inside a method resolves to the class's own method key."""
-        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)):
-            return None
-        scope = self.scope.function_scope()
-        if scope.self_name is None or scope.class_scope is None or target.value.value != scope.self_name:
-            return None
-        binding = scope.class_scope.bindings.get(target.attr.value)
-        if binding is not None and binding.kind is BindingKind.FUNCTION:
-            return binding.target
-        return None
-
     # ------------------------------------------------------------------------------ expressions
     def _eval(self, node: cst.BaseExpression) -> Value:
         """Interpret `node` and its sub-expressions; record and return its abstract value."""
@@ -1197,7 +1034,7 @@ class ModelBuilder:
         return arguments
 
     def _transform_call(self, node: cst.Call, transform: jax_api.Transform) -> None:
-        target = _argument(node, 0, ("fun", "f"))
+        target = argument(node, 0, ("fun", "f"))
         if target is not None:
             self._register_target(target, self._spec(transform, node.args))
             if self._in_function:
@@ -1227,7 +1064,7 @@ class ModelBuilder:
     def _lax_call(self, node: cst.Call, name: str) -> None:
         for slot in jax_api.LAX_BODIES[name]:
             spec = TraceSpec(name, True, positional_limit=slot.arity, caches=True)
-            body = _argument(node, slot.position, (slot.keyword,))
+            body = argument(node, slot.position, (slot.keyword,))
             if body is None:
                 continue
             if slot.sequence and isinstance(body, (cst.List, cst.Tuple)):
@@ -1238,37 +1075,6 @@ class ModelBuilder:
 
 
 # ------------------------------------------------------------------------------------- helpers
-def _dotted(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{_dotted(node.value)}.{node.attr.value}"
-    return ""
-
-
-def at_receiver(func: cst.BaseExpression) -> cst.BaseExpression | None:
-    """The array `x` of a callee `x.at[...].set` (or another `.at` method); None for anything else."""
-    if not (isinstance(func, cst.Attribute) and func.attr.value in jax_api.AT_METHODS):
-        return None
-    indexed = func.value
-    if isinstance(indexed, cst.Subscript) and isinstance(indexed.value, cst.Attribute) and indexed.value.attr.value == "at":
-        return indexed.value.value
-    return None
-
-
-def _argument(node: cst.Call, position: int, keywords: tuple[str, ...]) -> cst.BaseExpression | None:
-    """The argument passed at `position` or under one of `keywords`, if given plainly."""
-    index = 0
-    for arg in node.args:
-        if arg.star:
-            return None
-        if arg.keyword is None:
-            if index == position:
-                return arg.value
-            index += 1
-        elif arg.keyword.value in keywords:
-            return arg.value
-    return None
 
 
 def _call_elements(value: Value, count: int) -> tuple[Value, ...] | None:
@@ -1279,56 +1085,3 @@ def _call_elements(value: Value, count: int) -> tuple[Value, ...] | None:
     if not isinstance(dep, CallDep) or dep.index is not None:
         return None
     return tuple(Value(frozenset({replace(dep, index=i)})) for i in range(count))
-
-
-def _bound(spec: TraceSpec, positional: int, names: frozenset[str] = frozenset()) -> TraceSpec:
-    return replace(spec, bound_positional=spec.bound_positional + positional, bound_names=spec.bound_names | names)
-
-
-def _literal_ints(node: cst.BaseExpression) -> tuple[int, ...] | None:
-    """`1`, `-1`, `(0, 2)`, `[1]` -> the integers; None when not a literal."""
-    if isinstance(node, cst.Integer):
-        return (int(node.value, 0),)
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        inner = _literal_ints(node.expression)
-        return None if inner is None or len(inner) != 1 else (-inner[0],)
-    if isinstance(node, (cst.Tuple, cst.List)):
-        numbers: list[int] = []
-        for element in node.elements:
-            inner = _literal_ints(element.value)
-            if inner is None or len(inner) != 1:
-                return None
-            numbers.extend(inner)
-        return tuple(numbers)
-    return None
-
-
-def _literal_strings(node: cst.BaseExpression) -> tuple[str, ...] | None:
-    if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
-        return (value,) if isinstance(value, str) else None
-    if isinstance(node, (cst.Tuple, cst.List)):
-        names: list[str] = []
-        for element in node.elements:
-            inner = _literal_strings(element.value)
-            if inner is None or len(inner) != 1:
-                return None
-            names.extend(inner)
-        return tuple(names)
-    return None
-
-
-def _unbatched_positions(node: cst.BaseExpression) -> tuple[int, ...] | None:
-    """Positions whose `in_axes` entry is `None`; () for a plain integer axis; None when unreadable."""
-    if isinstance(node, cst.Integer) or (isinstance(node, cst.UnaryOperation) and _literal_ints(node)):
-        return ()
-    if isinstance(node, (cst.Tuple, cst.List)):
-        positions: list[int] = []
-        for index, element in enumerate(node.elements):
-            if isinstance(element, cst.StarredElement):
-                return None
-            if isinstance(element.value, cst.Name) and element.value.value == "None":
-                positions.append(index)
-        return tuple(positions)
-    return None
-

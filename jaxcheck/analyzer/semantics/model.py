@@ -8,7 +8,8 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from jaxcheck.analyzer.semantics.bindings import ChangeSite
-from jaxcheck.analyzer.semantics.builder import ModuleRecords, OuterName, TransformSite, at_receiver
+from jaxcheck.analyzer.semantics.records import ModuleRecords, OuterName, TransformSite
+from jaxcheck.analyzer.semantics.syntax import at_receiver
 from jaxcheck.analyzer.semantics.prng import KeyReuse, find_key_reuses
 from jaxcheck.analyzer.semantics.scopes import BindingKind
 from jaxcheck.analyzer.semantics.solver import FunctionTrace, Solution

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from jaxcheck.analyzer.rule import Invalid, Rule, Valid
-from jaxcheck.analyzer.semantics.builder import TransformSite
+from jaxcheck.analyzer.semantics.records import TransformSite
 
 _CREATED = {
     "lambda": "a lambda",

@@ -1,0 +1,50 @@
+"""What the model-building traversal records about a module's nodes, for the model facade to answer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from jaxcheck.analyzer.semantics.bindings import BindingHistory, CallableOrigin
+from jaxcheck.analyzer.semantics.scopes import BindingKind
+from jaxcheck.analyzer.semantics.values import Value
+
+
+@dataclass(frozen=True, slots=True)
+class OuterName:
+    """A name read inside a function but bound in an enclosing function or the module (`scope`)."""
+
+    scope: str
+    module_level: bool
+    kind: BindingKind
+
+
+@dataclass(frozen=True, slots=True)
+class TransformSite:
+    """A transform applied inside `function` (None at module level) within `loops` (node ids,
+    outermost first), to a callable created as `origin` (None when not created in that function);
+    `caches` when the transform compiles and caches per function object (jit-like)."""
+
+    function: str | None
+    loops: tuple[int, ...]
+    origin: CallableOrigin | None
+    caches: bool
+
+
+@dataclass(slots=True)
+class ModuleRecords:
+    """What the builder learned about one module's nodes, keyed by `id(node)` (nodes stay alive)."""
+
+    values: dict[int, Value] = field(default_factory=dict)
+    call_names: dict[int, str] = field(default_factory=dict)
+    function_keys: dict[int, str] = field(default_factory=dict)
+    outer_names: dict[int, OuterName] = field(default_factory=dict)
+    outer_writes: set[int] = field(default_factory=set)
+    self_loads: set[int] = field(default_factory=set)
+    transform_sites: dict[int, TransformSite] = field(default_factory=dict)
+    called_transforms: set[int] = field(default_factory=set)
+    mutated_names: set[int] = field(default_factory=set)
+    functions_in_loops: set[str] = field(default_factory=set)
+    definition_order: dict[str, int] = field(default_factory=dict)
+    history: BindingHistory = field(default_factory=BindingHistory)
+    random_scopes: set[str] = field(default_factory=set)
+    """Keys of the functions (and the module) whose own code calls `jax.random`."""

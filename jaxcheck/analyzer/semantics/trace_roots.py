@@ -1,0 +1,156 @@
+"""Trace roots: reading which functions a transform traces, and how, from decorators and calls.
+
+A mixin of :class:`jaxcheck.analyzer.semantics.builder.ModelBuilder`: it reads the builder's scope,
+records and function table while the one traversal runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import libcst as cst
+
+from jaxcheck.analyzer.semantics import jax_api
+from jaxcheck.analyzer.semantics.records import ModuleRecords
+from jaxcheck.analyzer.semantics.scopes import BindingKind, Scope, qualified_name
+from jaxcheck.analyzer.semantics.summary import FunctionSummary, TraceRoot, TraceSpec
+from jaxcheck.analyzer.semantics.syntax import literal_ints, literal_strings, unbatched_positions
+
+
+class TraceRootReader:
+    """Finds trace roots: `@jax.jit`, `partial(jax.jit, static_argnums=...)`, `jax.jit(f)`,
+    `jax.vmap(f, in_axes=(0, None))`, nested transforms and lax bodies."""
+
+    scope: Scope
+    records: ModuleRecords
+    transforms: dict[str, jax_api.Transform]
+    functions: dict[str, FunctionSummary]
+    roots: dict[tuple[str, TraceSpec], TraceRoot]
+    def _add_root(self, target: str, spec: TraceSpec) -> None:
+        self.roots.setdefault((target, spec), TraceRoot(target, spec))
+
+    def _decorator_root(self, decorator: cst.BaseExpression, key: str) -> None:
+        spec = self._transform_spec(decorator)
+        if spec is not None:
+            self._add_root(key, spec)
+            return
+        if isinstance(decorator, cst.Attribute) and decorator.attr.value in ("defjvp", "defvjp"):
+            owner = qualified_name(self.scope, decorator.value)
+            if owner is not None and owner in self.functions:
+                self._add_root(key, TraceSpec("jax.custom_jvp", False))
+
+    def _transform_spec(self, expression: cst.BaseExpression) -> TraceSpec | None:
+        """The TraceSpec of a decorator-like expression: `jax.jit`, `jax.jit(static_argnums=...)`,
+        `partial(jax.jit, static_argnames=...)`; None when it is not a transform."""
+        name = qualified_name(self.scope, expression)
+        if name is not None:
+            transform = self.transforms.get(name)
+            return None if transform is None else self._spec(transform, ())
+        if not isinstance(expression, cst.Call):
+            return None
+        name = self.records.call_names.get(id(expression))
+        if name in jax_api.PARTIAL and expression.args and not expression.args[0].keyword:
+            inner = qualified_name(self.scope, expression.args[0].value)
+            transform = self.transforms.get(inner) if inner is not None else None
+            return None if transform is None else self._spec(transform, expression.args[1:])
+        transform = self.transforms.get(name) if name is not None else None
+        if transform is not None and not any(a.keyword is None and not a.star for a in expression.args):
+            return self._spec(transform, expression.args)
+        return None
+
+    def _spec(self, transform: jax_api.Transform, args: Sequence[cst.Arg], first_position: int = 0) -> TraceSpec:
+        """Read static arguments and `in_axes` from a transform's arguments; `first_position` is the
+        positional index of `args[0]` in the transform's signature (the function is position 0)."""
+        static_positions: set[int] = set()
+        static_names: set[str] = set()
+        unbatched: set[int] = set()
+        readable = True
+        position = first_position
+        for arg in args:
+            if arg.star:
+                readable = False
+                continue
+            if arg.keyword is None:
+                position += 1
+                if position - 1 == transform.in_axes_position:
+                    axes = unbatched_positions(arg.value)
+                    readable &= axes is not None
+                    unbatched.update(axes or ())
+                continue
+            keyword = arg.keyword.value
+            if keyword in transform.static_argnums:
+                numbers = literal_ints(arg.value)
+                readable &= numbers is not None
+                static_positions.update(numbers or ())
+            elif keyword in transform.static_argnames:
+                names = literal_strings(arg.value)
+                readable &= names is not None
+                static_names.update(names or ())
+            elif keyword == transform.in_axes:
+                axes = unbatched_positions(arg.value)
+                readable &= axes is not None
+                unbatched.update(axes or ())
+        return TraceSpec(
+            transform.name,
+            transform.staged,
+            frozenset(static_positions),
+            frozenset(static_names),
+            frozenset(unbatched),
+            transform.array_params_only,
+            readable,
+            caches=transform.caches,
+        )
+
+    def _register_target(self, target: cst.BaseExpression, spec: TraceSpec) -> None:
+        """Record that the callable `target` is traced by `spec` (call forms and lax bodies)."""
+        if isinstance(target, cst.Lambda):
+            key = self.records.function_keys.get(id(target))
+            if key is not None:
+                self._add_root(key, spec)
+            return
+        if isinstance(target, cst.Call):
+            self._register_call_target(target, spec)
+            return
+        method = self._method_key(target)
+        if method is not None:
+            self._add_root(method, _bound(spec, 1))
+            return
+        name = qualified_name(self.scope, target)
+        if name is not None and not name.startswith("builtins."):
+            self._add_root(name, spec)
+
+    def _register_call_target(self, call: cst.Call, spec: TraceSpec) -> None:
+        """`partial(f, a, k=v)` binds parameters; a nested transform `jit(vmap(f))` composes."""
+        name = self.records.call_names.get(id(call))
+        if not call.args or call.args[0].keyword is not None or call.args[0].star:
+            return
+        first = call.args[0].value
+        if name in jax_api.PARTIAL:
+            rest = call.args[1:]
+            if any(a.star for a in rest):
+                return
+            positional = sum(1 for a in rest if a.keyword is None)
+            names = frozenset(a.keyword.value for a in rest if a.keyword is not None)
+            self._register_target(first, _bound(spec, positional, names))
+            return
+        inner = self.transforms.get(name) if name is not None else None
+        if inner is not None:
+            self._register_target(first, spec)
+            self._register_target(first, self._spec(inner, call.args[1:], first_position=1))
+
+    def _method_key(self, target: cst.BaseExpression) -> str | None:
+        """`self.method` inside a method resolves to the class's own method key."""
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)):
+            return None
+        scope = self.scope.function_scope()
+        if scope.self_name is None or scope.class_scope is None or target.value.value != scope.self_name:
+            return None
+        binding = scope.class_scope.bindings.get(target.attr.value)
+        if binding is not None and binding.kind is BindingKind.FUNCTION:
+            return binding.target
+        return None
+
+
+def _bound(spec: TraceSpec, positional: int, names: frozenset[str] = frozenset()) -> TraceSpec:
+    return replace(spec, bound_positional=spec.bound_positional + positional, bound_names=spec.bound_names | names)
