@@ -99,10 +99,7 @@ class Rule:
 
     def transform_name(self) -> str:
         """A short name of a transform tracing the current function, for messages."""
-        trace = self.trace
-        if trace is None or not trace.transforms:
-            return "jax.jit"
-        return min(trace.transforms, key=lambda name: ("jit" not in name and "pmap" not in name, name))
+        return transform_name(self.trace)
 
 
 def static_hint(model: SemanticModel, node: cst.BaseExpression, function: str | None) -> str:
@@ -113,3 +110,10 @@ def static_hint(model: SemanticModel, node: cst.BaseExpression, function: str | 
     if trace is None or not trace.direct or param is None:
         return ""
     return f"; if {param!r} is a Python configuration value, mark it static with `static_argnames=({param!r},)`"
+
+
+def transform_name(trace: FunctionTrace | None) -> str:
+    """The transform to name in a message about `trace`: jit-like ones first."""
+    if trace is None or not trace.transforms:
+        return "jax.jit"
+    return min(trace.transforms, key=lambda name: ("jit" not in name and "pmap" not in name, name))

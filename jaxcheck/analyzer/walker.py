@@ -28,12 +28,13 @@ _FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
 
 
 def _child_fields(node_type: type[cst.CSTNode]) -> tuple[str, ...]:
+    """The fields of `node_type` that can hold statements or expressions (cached per type)."""
     fields = _FIELDS.get(node_type)
     if fields is None:
         fields = tuple(
             f.name
             for f in dataclasses.fields(node_type)
-            if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
+            if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace") and f.type not in (str, bool)
         )
         _FIELDS[node_type] = fields
     return fields
@@ -47,7 +48,6 @@ class RuleWalker:
         self.errors: list[FileError] = []
         self._visitors: dict[type[cst.CSTNode], list[tuple[Rule, Callback]]] = {}
         self._leavers: dict[type[cst.CSTNode], list[tuple[Rule, Callback]]] = {}
-        self._failed: set[int] = set()
         for rule in rules:
             for attribute in dir(type(rule)):
                 prefix, _, type_name = attribute.partition("_")
@@ -73,7 +73,8 @@ class RuleWalker:
         elif node_type is cst.Lambda:
             self._lambda(node)  # type: ignore[arg-type]
         else:
-            self._children(node, _child_fields(node_type))
+            fields = _FIELDS.get(node_type)
+            self._children(node, fields if fields is not None else _child_fields(node_type))
         callbacks = self._leavers.get(node_type)
         if callbacks:
             self._call(callbacks, node)
@@ -81,12 +82,12 @@ class RuleWalker:
     def _children(self, node: cst.CSTNode, fields: Sequence[str]) -> None:
         for name in fields:
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                self._node(value)
-            elif isinstance(value, (tuple, list)):
+            if type(value) is tuple or type(value) is list:
                 for child in value:
                     if isinstance(child, cst.CSTNode):
                         self._node(child)
+            elif isinstance(value, cst.CSTNode):
+                self._node(value)
 
     def _function_def(self, node: cst.FunctionDef) -> None:
         self._children(node, ("decorators", "params", "returns"))
@@ -106,13 +107,17 @@ class RuleWalker:
 
     def _call(self, callbacks: list[tuple[Rule, Callback]], node: cst.CSTNode) -> None:
         for rule, callback in callbacks:
-            if id(rule) in self._failed:
-                continue
             try:
                 callback(node)
             except Exception as exc:  # a broken rule must not stop the others
-                self._failed.add(id(rule))
-                detail = " ".join(str(exc).split())[:200]
-                self.errors.append(
-                    FileError(self.context.path, f"rule {rule.code} ({rule.name}) failed: {type(exc).__name__}: {detail}")
-                )
+                self._drop(rule, exc)
+
+    def _drop(self, rule: Rule, exc: Exception) -> None:
+        """Report a failed rule once and remove all its callbacks for the rest of the file."""
+        detail = " ".join(str(exc).split())[:200]
+        self.errors.append(
+            FileError(self.context.path, f"rule {rule.code} ({rule.name}) failed: {type(exc).__name__}: {detail}")
+        )
+        for table in (self._visitors, self._leavers):
+            for node_type, entries in table.items():
+                table[node_type] = [(r, c) for r, c in entries if r is not rule]

@@ -112,6 +112,7 @@ class ModelBuilder(TraceRootReader):
         self._branches: list[tuple[int, int]] = []
         self._loops: list[int] = []
         self._order = 0
+        self._outer_names: dict[tuple[str, BindingKind], OuterName] = {}
         self._statement_handlers: dict[type[cst.CSTNode], Callable[[cst.CSTNode], None]] = {
             cst.SimpleStatementLine: self._simple_statement_line,
             cst.FunctionDef: self._function_def,
@@ -522,6 +523,14 @@ class ModelBuilder(TraceRootReader):
         self._order += 1
         return self._order
 
+    def _outer_name(self, owner: Scope, kind: BindingKind) -> OuterName:
+        """One shared OuterName per (scope, kind): reads of outer names are frequent."""
+        key = (owner.key, kind)
+        outer = self._outer_names.get(key)
+        if outer is None:
+            outer = self._outer_names[key] = OuterName(owner.key, owner.kind is ScopeKind.MODULE, kind)
+        return outer
+
     def _owner(self, name: str) -> Scope | None:
         """The module or function scope whose variable `name` is, as seen from here."""
         resolved = self.scope.resolve(name)
@@ -750,8 +759,10 @@ class ModelBuilder(TraceRootReader):
             if resolved is not None:
                 owner, binding = resolved
                 if owner.function_scope() is not function and owner.kind is not ScopeKind.CLASS:
-                    module_level = owner.kind is ScopeKind.MODULE
-                    self.records.outer_names[id(node)] = OuterName(owner.key, module_level, binding.kind)
+                    if binding.kind in (BindingKind.VARIABLE, BindingKind.IMPORT):
+                        self.records.outer_names[id(node)] = self._outer_name(owner, binding.kind)
+                    if binding.kind is BindingKind.VARIABLE:
+                        self.records.outer_variable_reads.append((node, function.key))
                 elif node.value == function.self_name and function.class_scope is not None:
                     if function.class_scope.key not in self.flax_classes:
                         self.records.self_loads.add(id(node))

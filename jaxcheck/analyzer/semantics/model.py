@@ -42,6 +42,7 @@ class SemanticModel:
         self.summary = summary
         self.solution = solution
         self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
+        self._enclosing_traces: dict[str | None, FunctionTrace | None] = {}
 
     def position(self, node: cst.CSTNode) -> CodeRange:
         """The node's range (1-based lines, 0-based columns), computed for the whole file on first use."""
@@ -60,6 +61,13 @@ class SemanticModel:
     def enclosing_trace(self, function_key: str | None) -> FunctionTrace | None:
         """The trace of `function_key` or, when it is not traced, of the nearest traced function it is
         nested in (a closure of a jitted function sees its tracers)."""
+        if function_key in self._enclosing_traces:
+            return self._enclosing_traces[function_key]
+        trace = self._find_enclosing_trace(function_key)
+        self._enclosing_traces[function_key] = trace
+        return trace
+
+    def _find_enclosing_trace(self, function_key: str | None) -> FunctionTrace | None:
         while function_key is not None:
             trace = self.solution.trace_of(function_key)
             if trace is not None:
@@ -134,6 +142,10 @@ class SemanticModel:
             if key is not None:
                 after = self.records.definition_order.get(key, -1)
         return self.records.history.change_of(outer.scope, name, after)
+
+    def outer_variable_reads(self) -> list[tuple[cst.Name, str]]:
+        """Every read of a variable bound outside the reading function, with that function's key."""
+        return self.records.outer_variable_reads
 
     def is_mutated_here(self, node: cst.Name) -> bool:
         """True when this read of a name is the object of a mutation (`x.append(v)`, `x[k] = v`)."""

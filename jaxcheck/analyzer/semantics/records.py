@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import libcst as cst
+
 from jaxcheck.analyzer.semantics.bindings import BindingHistory, CallableOrigin
 from jaxcheck.analyzer.semantics.scopes import BindingKind
 from jaxcheck.analyzer.semantics.values import Value
@@ -38,6 +40,8 @@ class ModuleRecords:
     call_names: dict[int, str] = field(default_factory=dict)
     function_keys: dict[int, str] = field(default_factory=dict)
     outer_names: dict[int, OuterName] = field(default_factory=dict)
+    outer_variable_reads: list[tuple[cst.Name, str]] = field(default_factory=list)
+    """Every read of an outer variable, with the key of the function reading it."""
     outer_writes: set[int] = field(default_factory=set)
     self_loads: set[int] = field(default_factory=set)
     transform_sites: dict[int, TransformSite] = field(default_factory=dict)

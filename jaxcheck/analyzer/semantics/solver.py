@@ -53,9 +53,18 @@ class Solution:
     roots: set[str] = field(default_factory=set)
     cached: set[str] = field(default_factory=set)
     _cache: dict[Dep, bool] = field(default_factory=dict)
+    _traces: dict[str, FunctionTrace | None] = field(default_factory=dict)
 
     def trace_of(self, key: str) -> FunctionTrace | None:
-        """How function `key` is traced, or None when it is not traced at all."""
+        """How function `key` is traced, or None when it is not traced at all (memoized: call it only
+        once the solve is complete)."""
+        if key in self._traces:
+            return self._traces[key]
+        trace = self._trace_of(key)
+        self._traces[key] = trace
+        return trace
+
+    def _trace_of(self, key: str) -> FunctionTrace | None:
         transforms = self.transforms.get(key)
         if not transforms:
             return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from jaxcheck.analyzer.rule import Invalid, Rule, Valid
+from jaxcheck.analyzer.rule import Invalid, Rule, Valid, transform_name
 from jaxcheck.analyzer.semantics.jax_api import CACHING_TRANSFORMS
 
 
@@ -96,23 +96,28 @@ class StaleGlobalRead(Rule):
                 "@partial(jax.jit, static_argnums=1)\ndef f(x, n):\n    return inner(x) * n\nbias = 1.0\n", 5, 16),
     )
 
-    def visit_Name(self, node: cst.Name) -> None:
+    def visit_Module(self, node: cst.Module) -> None:
+        # The model lists every read of an outer variable with its function: no per-name visit needed.
+        for name, function in self.model.outer_variable_reads():
+            self._check(name, function)
+
+    def _check(self, node: cst.Name, function: str) -> None:
         outer = self.model.outer_state(node)
-        trace = self.trace
+        trace = self.model.enclosing_trace(function)
         if outer is None or trace is None or not trace.cached:
             return
         if self.model.is_mutated_here(node):
             return  # writing through a global is outer-state-mutation (JAX102), not a stale read
         if not outer.module_level:
-            if self.model.recreated_between(self.context.function, outer.scope):
+            if self.model.recreated_between(function, outer.scope):
                 return  # a function created per loop iteration is traced afresh each time
             if not trace.transforms & CACHING_TRANSFORMS:
                 return  # a lax body defined in the function is traced where it is passed, once
-        change = self.model.change_of(outer, node.value, self.context.function)
+        change = self.model.change_of(outer, node.value, function)
         if change is None:
             return
         where = "module-level" if outer.module_level else "enclosing"
         line = self.model.position(change.node).start.line
         self.report(node, f"{where} variable `{node.value}` is read in traced code but {change.kind.value} at line "
-                          f"{line}: {self.transform_name()} keeps the value from the first trace; pass it as an "
+                          f"{line}: {transform_name(trace)} keeps the value from the first trace; pass it as an "
                           "argument")
