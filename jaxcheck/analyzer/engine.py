@@ -79,8 +79,10 @@ class Linter:
     """Lints files with one configuration. Thread-compatible, not thread-safe."""
 
     def __init__(self, configuration: Configuration, select: Sequence[str] | None = None,
-                 ignore: Sequence[str] = ()) -> None:
+                 ignore: Sequence[str] = (), noqa: bool = True) -> None:
+        """`noqa=False` leaves `# noqa` comments to the caller (flake8 applies its own)."""
         self.configuration = configuration
+        self.noqa = noqa
         settings = configuration.settings
         self.settings: Settings = settings
         self.codes = selected_codes(select if select is not None else settings.select, (*settings.ignore, *ignore))
@@ -118,7 +120,8 @@ class Linter:
             return _Outcome([], errors)
         errors.extend(walker.errors)
         diagnostics = _located(analysis.display_path, model, context.reports)
-        diagnostics = Suppressions.scan(analysis.text.splitlines()).filter(diagnostics)
+        if self.noqa:
+            diagnostics = Suppressions.scan(analysis.text.splitlines()).filter(diagnostics)
         signature = {key: trace for key in analysis.summary.functions if (trace := solution.trace_of(key))}
         return _Outcome(diagnostics, errors, analysis.summary, signature)
 
@@ -136,6 +139,8 @@ class Linter:
             return _Outcome([], [])
         start = Position(line, column)
         diagnostic = Diagnostic(path, Range(start, start), SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, message)
+        if not self.noqa:
+            return _Outcome([diagnostic], [])
         return _Outcome(Suppressions.scan(text.splitlines()).filter([diagnostic]), [])
 
     def _per_file_ignores(self, display_path: str) -> tuple[str, ...]:
@@ -159,14 +164,21 @@ class Linter:
         with acyclic_allocations():
             return run_with_deep_stack(lambda: self._check_paths(paths))
 
-    def _check_paths(self, paths: Sequence[Path]) -> CheckReport:
+    def check_file_in_project(self, path: Path, data: bytes) -> CheckReport:
+        """Check one file whose current text is `data` (an editor buffer, flake8's lines), with the
+        rest of the project read from disk for cross-module tracing."""
+        with acyclic_allocations():
+            return run_with_deep_stack(lambda: self._check_paths([path], {path: data}))
+
+    def _check_paths(self, paths: Sequence[Path], texts: dict[Path, bytes] | None = None) -> CheckReport:
         root = project_root(paths[0] if paths else Path("."))
         finder = FileFinder(self.settings.all_excludes, root)
         report = CheckReport()
         outcomes: dict[Path, _Outcome] = {}
         modules: dict[Path, ModuleName] = {}
+        texts = texts or {}
         for path in finder.files(paths):
-            data = _read(path, report)
+            data = texts.get(path) or _read(path, report)
             if data is None:
                 continue
             report.files_checked += 1
@@ -181,7 +193,7 @@ class Linter:
                     continue
                 signature = {k: t for k in outcome.summary.functions if (t := solution.trace_of(k))}
                 if signature != outcome.signature:
-                    data = _read(path, report)
+                    data = texts.get(path) or _read(path, report)
                     if data is not None:
                         outcomes[path] = self.check_file(str(path), data, modules[path], solution)
         for outcome in outcomes.values():
