@@ -1,0 +1,100 @@
+"""Fixing files: apply fixes until none applies, never leave a file that does not parse, write atomically.
+
+`--fix` applies safe fixes, `--unsafe-fixes` unsafe ones too, `--diff` shows the result without
+writing. A file keeps its encoding, byte-order mark and line endings.
+"""
+
+from __future__ import annotations
+
+import codecs
+import difflib
+import os
+import stat
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from jaxcheck.analyzer.diagnostics import Diagnostic, Fix
+from jaxcheck.analyzer.engine import Linter
+from jaxcheck.analyzer.fixes import apply_fixes
+from jaxcheck.analyzer.parsing import ParseFailure, parse_source, run_with_deep_stack
+from jaxcheck.analyzer.source import SourceDecodeError, decode_source
+
+MAX_ROUNDS = 10
+"""Fixes can enable other fixes; stop after this many rounds (a loop would be a rule bug)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileFix:
+    """The outcome of fixing one file: its text before and after, how many fixes were applied, and
+    an error when fixing stopped early (the file is then left as it was)."""
+
+    path: Path
+    before: str
+    after: str
+    applied: int
+    error: str | None = None
+
+    def diff(self) -> str:
+        """A unified diff from the file as it is to the fixed file ('' when nothing changes)."""
+        name = self.path.as_posix()
+        old, new = (name, name) if self.path.is_absolute() else (f"a/{name}", f"b/{name}")
+        lines = difflib.unified_diff(self.before.splitlines(keepends=True), self.after.splitlines(keepends=True), old, new)
+        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+def fixable(diagnostic: Diagnostic, unsafe: bool) -> Fix | None:
+    """The diagnostic's fix when the chosen safety level allows it."""
+    fix = diagnostic.fix
+    if fix is None or (fix.applicability == "unsafe" and not unsafe):
+        return None
+    return fix
+
+
+def fix_files(linter: Linter, diagnostics: Sequence[Diagnostic], unsafe: bool) -> list[FileFix]:
+    """Fix every file that has applicable fixes among `diagnostics` (nothing is written here)."""
+    paths = sorted({d.path for d in diagnostics if fixable(d, unsafe) is not None})
+    return [_fix_file(linter, Path(path), [d for d in diagnostics if d.path == path], unsafe) for path in paths]
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace `path` with `text` in its own encoding (and BOM), through a temporary file and a rename,
+    keeping the file's permission bits."""
+    data = path.read_bytes()
+    encoding = decode_source(data).encoding
+    encoded = text.encode(encoding)
+    if data.startswith(codecs.BOM_UTF8):
+        encoded = codecs.BOM_UTF8 + encoded
+    mode = stat.S_IMODE(path.stat().st_mode)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".jaxcheck", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(encoded)
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _fix_file(linter: Linter, path: Path, diagnostics: list[Diagnostic], unsafe: bool) -> FileFix:
+    try:
+        decoded = decode_source(path.read_bytes())
+    except (OSError, SourceDecodeError) as exc:
+        return FileFix(path, "", "", 0, f"cannot read: {exc}")
+    before = text = decoded.text
+    applied = 0
+    for _ in range(MAX_ROUNDS):
+        fixes = [fix for d in diagnostics if (fix := fixable(d, unsafe)) is not None]
+        if not fixes:
+            break
+        candidate = apply_fixes(text, fixes)
+        if candidate == text:
+            break
+        if isinstance(run_with_deep_stack(lambda: parse_source(candidate)), ParseFailure):
+            return FileFix(path, before, before, 0, "a fix produced code that does not parse; file left unchanged")
+        applied += len(fixes)
+        text = candidate
+        diagnostics = linter.check_file_in_project(path, text.encode(decoded.encoding)).diagnostics
+    return FileFix(path, before, text, applied)
