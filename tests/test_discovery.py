@@ -51,3 +51,13 @@ def test_gitignore_matching_semantics():
     assert ignore.verdict("out", True) is True and ignore.verdict("out", False) is None
     assert ignore.verdict("root.txt", False) is True and ignore.verdict("a/root.txt", False) is None
     assert ignore.verdict("docs/x/y/gen", True) is True
+
+
+def test_force_exclude_applies_excludes_to_named_files(tmp_path: Path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("ignored.py\n")
+    _tree(tmp_path, ["ignored.py", "gen/made.py", "kept.py"])
+    finder = FileFinder(("gen",), tmp_path)
+    named = [tmp_path / "ignored.py", tmp_path / "gen" / "made.py", tmp_path / "kept.py"]
+    assert list(finder.files(named, force_exclude=True)) == [tmp_path / "kept.py"]
+    assert len(list(finder.files(named))) == 3

@@ -128,10 +128,14 @@ class FileFinder:
                 return True
         return False
 
-    def files(self, paths: Sequence[Path]) -> Iterator[Path]:
-        """Every file to check under `paths`, each once, in a stable order."""
+    def files(self, paths: Sequence[Path], force_exclude: bool = False) -> Iterator[Path]:
+        """Every file to check under `paths`, each once, in a stable order. Files named in `paths`
+        are always checked unless `force_exclude` applies the excludes and `.gitignore` to them too
+        (pre-commit passes every staged file by name)."""
         seen: set[Path] = set()
         for path in paths:
+            if path.is_file() and force_exclude and self._skipped(path, False):
+                continue
             candidates = [path] if path.is_file() or not path.exists() else self._walk(path)
             for candidate in candidates:
                 key = candidate.resolve()

@@ -159,10 +159,11 @@ class Linter:
         return tuple(codes)
 
     # ------------------------------------------------------------------------------ many files
-    def check_paths(self, paths: Sequence[Path]) -> CheckReport:
-        """Check files and folders, linking them (and their importers) through the project solve."""
+    def check_paths(self, paths: Sequence[Path], force_exclude: bool = False) -> CheckReport:
+        """Check files and folders, linking them (and their importers) through the project solve.
+        With `force_exclude`, excludes and `.gitignore` apply to files named in `paths` as well."""
         with acyclic_allocations():
-            return run_with_deep_stack(lambda: self._check_paths(paths))
+            return run_with_deep_stack(lambda: self._check_paths(paths, force_exclude=force_exclude))
 
     def check_file_in_project(self, path: Path, data: bytes) -> CheckReport:
         """Check one file whose current text is `data` (an editor buffer, flake8's lines), with the
@@ -170,14 +171,15 @@ class Linter:
         with acyclic_allocations():
             return run_with_deep_stack(lambda: self._check_paths([path], {path: data}))
 
-    def _check_paths(self, paths: Sequence[Path], texts: dict[Path, bytes] | None = None) -> CheckReport:
+    def _check_paths(self, paths: Sequence[Path], texts: dict[Path, bytes] | None = None,
+                     force_exclude: bool = False) -> CheckReport:
         root = project_root(paths[0] if paths else Path("."))
         finder = FileFinder(self.settings.all_excludes, root)
         report = CheckReport()
         outcomes: dict[Path, _Outcome] = {}
         modules: dict[Path, ModuleName] = {}
         texts = texts or {}
-        for path in finder.files(paths):
+        for path in finder.files(paths, force_exclude):
             data = texts.get(path) or _read(path, report)
             if data is None:
                 continue
