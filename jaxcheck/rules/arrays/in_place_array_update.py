@@ -128,7 +128,8 @@ class InPlaceArrayUpdate(Rule):
     def _report(self, target: cst.Subscript, operator: str, fix: NodeFix | None) -> None:
         hint = f"use `{fix.replacements[0][1]}`" if fix is not None else "use `x = x.at[i].set(v)` and friends"
         nested = " (nested indexing)" if isinstance(target.value, cst.Subscript) else ""
-        self.report(target, f"`x[i] {operator} v` on a JAX array{nested} fails: JAX arrays are immutable; {hint}", fix)
+        self.report(target, f"`{codegen.source(target)} {operator} ...` on a JAX array{nested} fails: JAX arrays "
+                            f"are immutable; {hint}", fix)
 
 
 def _item_stores(target: cst.BaseExpression) -> list[cst.Subscript]:
