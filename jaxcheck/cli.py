@@ -12,7 +12,9 @@ from pathlib import Path
 
 from jaxcheck import __version__
 from jaxcheck.analyzer.config import ConfigError, load_configuration
-from jaxcheck.analyzer.engine import Linter
+from jaxcheck.analyzer.autofix import fix_files, write_atomically
+from jaxcheck.analyzer.diagnostics import FileError
+from jaxcheck.analyzer.engine import CheckReport, Linter
 from jaxcheck.analyzer.output import FORMATTERS
 from jaxcheck.analyzer.registry import is_known_selector
 
@@ -47,6 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--config", type=Path, help="read settings from this TOML file instead of pyproject.toml")
     check.add_argument("--no-cache", action="store_true", help="do not read or write the cache (no cache yet)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    check.add_argument("--fix", action="store_true", help="apply safe fixes, then report what is left")
+    check.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff, apply unsafe fixes too")
+    check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff and write nothing")
+    check.add_argument("--force-exclude", action="store_true",
+                       help="apply excludes and .gitignore to files named on the command line too")
     return parser
 
 
@@ -68,10 +75,14 @@ def _check(args: argparse.Namespace) -> int:
     try:
         configuration = load_configuration(args.config, args.paths[0])
         linter = Linter(configuration, args.select, args.ignore)
-        report = linter.check_paths(args.paths)
+        report = linter.check_paths(args.paths, args.force_exclude)
     except ConfigError as exc:
         print(f"jaxcheck: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    if args.diff:
+        return _diff(linter, report, args.unsafe_fixes)
+    if args.fix:
+        report = _fix(linter, report, args)
     output = FORMATTERS[args.format](report.diagnostics)
     sys.stdout.write(output)
     for error in report.errors:
@@ -81,6 +92,39 @@ def _check(args: argparse.Namespace) -> int:
     if report.diagnostics and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _diff(linter: Linter, report: CheckReport, unsafe: bool) -> int:
+    """Print what the fixes would change; exit 1 when there is a change, 2 on errors."""
+    results = fix_files(linter, report.diagnostics, unsafe)
+    sys.stdout.write("".join(result.diff() for result in results if result.error is None))
+    errors = [*report.errors, *(FileError(str(r.path), r.error) for r in results if r.error is not None)]
+    for error in errors:
+        print(str(error), file=sys.stderr)
+    if errors:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if any(result.after != result.before for result in results) else EXIT_CLEAN
+
+
+def _fix(linter: Linter, report: CheckReport, args: argparse.Namespace) -> CheckReport:
+    """Apply fixes and write the files, then check again: the report of what is left."""
+    errors: list[FileError] = []
+    applied = 0
+    for result in fix_files(linter, report.diagnostics, args.unsafe_fixes):
+        if result.error is not None:
+            errors.append(FileError(str(result.path), result.error))
+            continue
+        try:
+            write_atomically(result.path, result.after)
+        except OSError as exc:
+            errors.append(FileError(str(result.path), f"cannot write: {exc.strerror or exc}"))
+            continue
+        applied += result.applied
+    if applied:
+        print(f"Fixed {applied} finding{'s' if applied != 1 else ''}.", file=sys.stderr)
+    remaining = linter.check_paths(args.paths, args.force_exclude)
+    remaining.errors.extend(errors)
+    return remaining
 
 
 def run() -> None:

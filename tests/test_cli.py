@@ -107,3 +107,35 @@ def test_console_script_and_module_entry_point(buggy: Path):
 def test_usage_error_is_exit_2(capsys):
     code, _, err = run(capsys, "check", "--format", "xml")
     assert code == 2 and "invalid choice" in err
+
+
+MUTATION = "import jax.numpy as jnp\n\nx = jnp.zeros(3)\nx[0] = 1.0\n"
+
+
+def test_fix_writes_safe_fixes_and_reports_what_is_left(capsys, tmp_path: Path):
+    target = tmp_path / "a.py"
+    target.write_text(MUTATION + "import jax\n\n@jax.jit\ndef f(v):\n    print(v)\n    return v\n")
+    code, out, err = run(capsys, "check", str(target), "--fix")
+    assert "x = x.at[0].set(1.0)\n" in target.read_text()
+    assert "print(v)" in target.read_text()  # the JAX103 fix is unsafe
+    assert code == 1 and "JAX201" not in out and "JAX103" in out and "Fixed 1 finding." in err
+    code, out, _ = run(capsys, "check", str(target), "--fix", "--unsafe-fixes")
+    assert code == 0 and out == "" and "jax.debug.print('{}', v)" in target.read_text()
+
+
+def test_diff_prints_and_writes_nothing(capsys, tmp_path: Path):
+    target = tmp_path / "a.py"
+    target.write_text(MUTATION)
+    code, out, _ = run(capsys, "check", str(target), "--diff")
+    assert code == 1 and "-x[0] = 1.0\n+x = x.at[0].set(1.0)\n" in out
+    assert target.read_text() == MUTATION
+    target.write_text("x = 1\n")
+    assert run(capsys, "check", str(target), "--diff") == (0, "", "")
+
+
+def test_force_exclude_skips_excluded_named_files(capsys, tmp_path: Path):
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxcheck]\nextend-exclude = ['gen']\n")
+    (tmp_path / "gen").mkdir()
+    (tmp_path / "gen" / "a.py").write_text(BUGGY)
+    assert run(capsys, "check", str(tmp_path / "gen" / "a.py"))[0] == 1
+    assert run(capsys, "check", str(tmp_path / "gen" / "a.py"), "--force-exclude") == (0, "", "")
