@@ -6,14 +6,16 @@ Exit codes: 0 clean, 1 findings, 2 usage, configuration or internal error.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TextIO
 
 from jaxcheck import __version__
 from jaxcheck.analyzer.config import ConfigError, load_configuration
 from jaxcheck.analyzer.engine import Linter
-from jaxcheck.analyzer.output import FORMATTERS
+from jaxcheck.analyzer.output import FORMATTERS, NEEDS_SOURCES, OutputContext, read_sources
 from jaxcheck.analyzer.registry import is_known_selector
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -72,8 +74,9 @@ def _check(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"jaxcheck: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    output = FORMATTERS[args.format](report.diagnostics)
-    sys.stdout.write(output)
+    sources = read_sources(d.path for d in report.diagnostics) if args.format in NEEDS_SOURCES else {}
+    context = OutputContext(sources=sources, color=_use_color(sys.stdout))
+    sys.stdout.write(FORMATTERS[args.format](report.diagnostics, context))
     for error in report.errors:
         print(str(error), file=sys.stderr)
     if report.errors:
@@ -81,6 +84,11 @@ def _check(args: argparse.Namespace) -> int:
     if report.diagnostics and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _use_color(stream: TextIO) -> bool:
+    """ANSI colours only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
+    return stream.isatty() and not os.environ.get("NO_COLOR")
 
 
 def run() -> None:
