@@ -1,4 +1,5 @@
-"""The `jaxcheck` command line: `jaxcheck check [PATHS]`.
+"""The `jaxcheck` command line: `jaxcheck check [PATHS]`, `jaxcheck rule CODE|NAME|--all`,
+`jaxcheck config --schema`.
 
 Exit codes: 0 clean, 1 findings, 2 usage, configuration or internal error.
 """
@@ -6,6 +7,7 @@ Exit codes: 0 clean, 1 findings, 2 usage, configuration or internal error.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -13,10 +15,11 @@ from pathlib import Path
 from typing import TextIO
 
 from jaxcheck import __version__
-from jaxcheck.analyzer.config import ConfigError, load_configuration
+from jaxcheck.analyzer.config import ConfigError, Settings, load_configuration
+from jaxcheck.analyzer.docs import render_rule
 from jaxcheck.analyzer.engine import Linter
 from jaxcheck.analyzer.output import FORMATTERS, NEEDS_SOURCES, OutputContext, read_sources
-from jaxcheck.analyzer.registry import is_known_selector
+from jaxcheck.analyzer.registry import all_rules, is_known_selector, rule_by_code_or_name
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -49,6 +52,13 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--config", type=Path, help="read settings from this TOML file instead of pyproject.toml")
     check.add_argument("--no-cache", action="store_true", help="do not read or write the cache (no cache yet)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    rule = commands.add_parser("rule", help="print a rule's documentation as Markdown")
+    which = rule.add_mutually_exclusive_group(required=True)
+    which.add_argument("rule", nargs="?", metavar="CODE|NAME", help="a rule code (JAX301) or name")
+    which.add_argument("--all", action="store_true", help="print every rule")
+    config = commands.add_parser("config", help="show information about the settings")
+    config.add_argument("--schema", action="store_true", required=True,
+                        help="print the JSON Schema of [tool.jaxcheck]")
     return parser
 
 
@@ -59,7 +69,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
+    if args.command == "rule":
+        return _rule(args)
+    if args.command == "config":
+        return _config_schema()
     return _check(args)
+
+
+def _rule(args: argparse.Namespace) -> int:
+    rules = all_rules() if args.all else (rule_by_code_or_name(args.rule),)
+    if None in rules:
+        print(f"jaxcheck: error: unknown rule {args.rule!r}", file=sys.stderr)
+        return EXIT_ERROR
+    sys.stdout.write("\n".join(render_rule(rule) for rule in rules if rule is not None))
+    return EXIT_CLEAN
+
+
+def _config_schema() -> int:
+    print(json.dumps(Settings.model_json_schema(by_alias=True), indent=2))
+    return EXIT_CLEAN
 
 
 def _check(args: argparse.Namespace) -> int:
