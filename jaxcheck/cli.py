@@ -1,4 +1,5 @@
-"""The `jaxcheck` command line: `jaxcheck check [PATHS]`.
+"""The `jaxcheck` command line: `jaxcheck check [PATHS]`, `jaxcheck rule CODE|NAME|--all`,
+`jaxcheck config --schema`.
 
 Exit codes: 0 clean, 1 findings, 2 usage, configuration or internal error.
 """
@@ -6,17 +7,21 @@ Exit codes: 0 clean, 1 findings, 2 usage, configuration or internal error.
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TextIO
 
 from jaxcheck import __version__
-from jaxcheck.analyzer.config import ConfigError, load_configuration
 from jaxcheck.analyzer.autofix import fix_files, write_atomically
+from jaxcheck.analyzer.config import ConfigError, Settings, load_configuration
 from jaxcheck.analyzer.diagnostics import FileError
+from jaxcheck.analyzer.docs import render_rule
 from jaxcheck.analyzer.engine import CheckReport, Linter
-from jaxcheck.analyzer.output import FORMATTERS
-from jaxcheck.analyzer.registry import is_known_selector
+from jaxcheck.analyzer.output import FORMATTERS, NEEDS_SOURCES, OutputContext, read_sources
+from jaxcheck.analyzer.registry import all_rules, is_known_selector, rule_by_code_or_name
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -54,6 +59,13 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff and write nothing")
     check.add_argument("--force-exclude", action="store_true",
                        help="apply excludes and .gitignore to files named on the command line too")
+    rule = commands.add_parser("rule", help="print a rule's documentation as Markdown")
+    which = rule.add_mutually_exclusive_group(required=True)
+    which.add_argument("rule", nargs="?", metavar="CODE|NAME", help="a rule code (JAX301) or name")
+    which.add_argument("--all", action="store_true", help="print every rule")
+    config = commands.add_parser("config", help="show information about the settings")
+    config.add_argument("--schema", action="store_true", required=True,
+                        help="print the JSON Schema of [tool.jaxcheck]")
     return parser
 
 
@@ -64,7 +76,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
+    if args.command == "rule":
+        return _rule(args)
+    if args.command == "config":
+        return _config_schema()
     return _check(args)
+
+
+def _rule(args: argparse.Namespace) -> int:
+    rules = all_rules() if args.all else (rule_by_code_or_name(args.rule),)
+    if None in rules:
+        print(f"jaxcheck: error: unknown rule {args.rule!r}", file=sys.stderr)
+        return EXIT_ERROR
+    sys.stdout.write("\n".join(render_rule(rule) for rule in rules if rule is not None))
+    return EXIT_CLEAN
+
+
+def _config_schema() -> int:
+    print(json.dumps(Settings.model_json_schema(by_alias=True), indent=2))
+    return EXIT_CLEAN
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -83,8 +113,9 @@ def _check(args: argparse.Namespace) -> int:
         return _diff(linter, report, args.unsafe_fixes)
     if args.fix:
         report = _fix(linter, report, args)
-    output = FORMATTERS[args.format](report.diagnostics)
-    sys.stdout.write(output)
+    sources = read_sources(d.path for d in report.diagnostics) if args.format in NEEDS_SOURCES else {}
+    context = OutputContext(sources=sources, color=_use_color(sys.stdout))
+    sys.stdout.write(FORMATTERS[args.format](report.diagnostics, context))
     for error in report.errors:
         print(str(error), file=sys.stderr)
     if report.errors:
@@ -125,6 +156,11 @@ def _fix(linter: Linter, report: CheckReport, args: argparse.Namespace) -> Check
     remaining = linter.check_paths(args.paths, args.force_exclude)
     remaining.errors.extend(errors)
     return remaining
+
+
+def _use_color(stream: TextIO) -> bool:
+    """ANSI colours only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
+    return stream.isatty() and not os.environ.get("NO_COLOR")
 
 
 def run() -> None:

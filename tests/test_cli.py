@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from jaxcheck import __version__
+from jaxcheck.analyzer.registry import all_rules
 from jaxcheck.cli import main
 
 BUGGY = "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    if x > 0:\n        return int(x)\n    return jnp.nonzero(x)\n"
@@ -62,6 +64,65 @@ def test_json_format(capsys, buggy: Path):
     assert set(first) >= {"code", "name", "message", "path", "line", "column", "end_line", "end_column", "fix", "url"}
     assert (first["code"], first["line"], first["column"], first["fix"]) == ("JAX301", 6, 8, None)
     assert first["url"].endswith("python-branch-on-tracer.md")
+
+
+def test_text_format_shows_the_source_line_underlined(capsys, buggy: Path):
+    _, out, _ = run(capsys, "check", str(buggy))
+    assert "6 |     if x > 0:\n  |        ^^^^^\n" in out and "\x1b[" not in out
+    assert out.endswith("Found 3 findings.\n")
+
+
+def test_concise_format(capsys, buggy: Path):
+    code, out, _ = run(capsys, "check", str(buggy), "--output-format", "concise")
+    assert code == 1 and len(out.splitlines()) == 4 and " |" not in out
+
+
+def test_github_format(capsys, buggy: Path):
+    code, out, _ = run(capsys, "check", str(buggy), "--format", "github")
+    assert code == 1 and len(out.splitlines()) == 3
+    expected = f"::error file={buggy / 'buggy.py'},line=6,col=8,endLine=6,endColumn=13,"
+    assert out.startswith(expected + "title=JAX301 (python-branch-on-tracer)::Python `if` needs")
+
+
+def test_sarif_format(capsys, buggy: Path):
+    code, out, _ = run(capsys, "check", str(buggy), "--format", "sarif")
+    log = json.loads(out)
+    assert code == 1 and log["version"] == "2.1.0"
+    results = log["runs"][0]["results"]
+    assert [r["ruleId"] for r in results] == ["JAX301", "JAX302", "JAX303"]
+    assert results[0]["locations"][0]["physicalLocation"]["region"]["startColumn"] == 8
+
+
+def test_junit_format(capsys, buggy: Path):
+    code, out, _ = run(capsys, "check", str(buggy), "--format", "junit")
+    root = ET.fromstring(out)
+    assert code == 1 and [len(suite) for suite in root] == [3]
+
+
+def test_rule_prints_markdown_docs(capsys):
+    code, out, _ = run(capsys, "rule", "JAX301")
+    assert code == 0 and out.startswith("# python-branch-on-tracer (JAX301)\n") and "## Why is this bad?" in out
+    assert run(capsys, "rule", "python-branch-on-tracer")[1] == out
+
+
+def test_rule_all_prints_every_rule(capsys):
+    code, out, _ = run(capsys, "rule", "--all")
+    assert code == 0 and [line for line in out.splitlines() if line.startswith("# ")] == [
+        f"# {rule.name} ({rule.code})" for rule in all_rules()]
+
+
+def test_unknown_rule_is_exit_2(capsys):
+    code, out, err = run(capsys, "rule", "JAX777")
+    assert (code, out, err) == (2, "", "jaxcheck: error: unknown rule 'JAX777'\n")
+    assert run(capsys, "rule")[0] == 2
+
+
+def test_config_schema(capsys):
+    code, out, _ = run(capsys, "config", "--schema")
+    schema = json.loads(out)
+    assert code == 0 and schema["additionalProperties"] is False
+    assert {"select", "ignore", "per-file-ignores", "extend-exclude", "extra-jit-decorators"} <= set(schema["properties"])
+    assert run(capsys, "config")[0] == 2
 
 
 def test_version_and_no_cache(capsys, buggy: Path):

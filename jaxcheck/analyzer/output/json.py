@@ -6,10 +6,12 @@ import json
 from collections.abc import Sequence
 
 from jaxcheck.analyzer.diagnostics import Diagnostic, Fix, Position, display_column
+from jaxcheck.analyzer.output.context import PLAIN, OutputContext
 
 
-def format_json(diagnostics: Sequence[Diagnostic]) -> str:
-    """Each item: code, name, message, path, line, column, end_line, end_column, fix (or null), url."""
+def format_json(diagnostics: Sequence[Diagnostic], context: OutputContext = PLAIN) -> str:
+    """Each item: code, name, message, path, line, column, end_line, end_column, fix (or null), url
+    (`context` is unused)."""
     items = [
         {
             "code": d.code,
@@ -23,7 +25,7 @@ def format_json(diagnostics: Sequence[Diagnostic]) -> str:
             "fix": _fix(d.fix),
             "url": d.url,
         }
-        for d in diagnostics
+        for d in sorted(diagnostics)
     ]
     return json.dumps(items, indent=2) + "\n"
 

@@ -1,19 +1,59 @@
-"""`path:line:col: CODE message`, the line format editors and CI problem matchers parse."""
+"""The default, ruff-like full output: the `concise` line, then the source line with its range underlined.
+
+```
+src/model.py:6:8: JAX301 Python `if` needs a concrete bool ...
+  |
+6 |     if x > 0:
+  |        ^^^^^
+  |
+```
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from jaxcheck.analyzer.diagnostics import Diagnostic, display_column
+from jaxcheck.analyzer.output.concise import summary
+from jaxcheck.analyzer.output.context import PLAIN, OutputContext
+
+TAB_SIZE = 4
+_BOLD, _RED, _BLUE, _RESET = "\x1b[1m", "\x1b[31m", "\x1b[34m", "\x1b[0m"
 
 
-def format_text(diagnostics: Sequence[Diagnostic]) -> str:
-    """One line per diagnostic with a 1-based column, then a count when there is anything to say."""
-    lines = [
-        f"{d.path}:{d.range.start.line}:{display_column(d.range.start.column)}: {d.code} {d.message}"
-        for d in diagnostics
-    ]
-    if diagnostics:
-        noun = "finding" if len(diagnostics) == 1 else "findings"
-        lines.append(f"Found {len(diagnostics)} {noun}.")
-    return "\n".join(lines) + ("\n" if lines else "")
+def format_text(diagnostics: Sequence[Diagnostic], context: OutputContext = PLAIN) -> str:
+    """Each diagnostic as a block (a snippet only when `context.sources` has its line), blocks
+    separated by a blank line, then `Found N findings.`; ANSI colours only when `context.color`."""
+    if not diagnostics:
+        return ""
+    blocks = [_block(d, context) for d in sorted(diagnostics)]
+    return "\n".join(blocks) + "\n" + summary(len(blocks)) + "\n"
+
+
+def _block(diagnostic: Diagnostic, context: OutputContext) -> str:
+    color = context.color
+    start, end = diagnostic.range.start, diagnostic.range.end
+    location = f"{diagnostic.path}:{start.line}:{display_column(start.column)}"
+    code = _paint(diagnostic.code, _BOLD + _RED, color)
+    lines = [f"{_paint(location, _BOLD, color)}: {code} {diagnostic.message}"]
+    number = str(start.line)
+    source = context.sources.get(diagnostic.path, ())
+    if 1 <= start.line <= len(source):
+        line = source[start.line - 1]
+        stop = end.column if end.line == start.line else len(line)
+        indent = len(line[: start.column].expandtabs(TAB_SIZE))
+        width = max(1, len(line[:stop].expandtabs(TAB_SIZE)) - indent)
+        gutter = _paint(" " * len(number) + " |", _BLUE, color)
+        lines += [
+            gutter,
+            f"{_paint(number + ' |', _BLUE, color)} {line.expandtabs(TAB_SIZE)}".rstrip(),
+            f"{gutter} {' ' * indent}{_paint('^' * width, _BOLD + _RED, color)}",
+            gutter,
+        ]
+    if diagnostic.fix is not None:
+        lines.append(f"{' ' * len(number)} = help: {diagnostic.fix.title}")
+    return "\n".join(lines) + "\n"
+
+
+def _paint(text: str, style: str, color: bool) -> str:
+    return f"{style}{text}{_RESET}" if color else text

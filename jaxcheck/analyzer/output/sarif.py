@@ -1,0 +1,86 @@
+"""SARIF 2.1.0, the format GitHub code scanning and other static-analysis dashboards read.
+
+Every registered rule is described in `tool.driver.rules` (summary, full documentation, docs URL);
+each finding is a result with a 1-based region, and a fix becomes `fixes[].artifactChanges`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Sequence
+from pathlib import Path, PurePath
+from urllib.parse import quote
+
+from jaxcheck import __version__
+from jaxcheck.analyzer.diagnostics import PROJECT_URL, RULE_DOCS_URL, Diagnostic, Fix, Range, display_column
+from jaxcheck.analyzer.output.context import PLAIN, OutputContext
+from jaxcheck.analyzer.registry import all_rules
+from jaxcheck.analyzer.rule import Rule
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SARIF_VERSION = "2.1.0"
+
+
+def format_sarif(diagnostics: Sequence[Diagnostic], context: OutputContext = PLAIN) -> str:
+    """A SARIF log with one run; `ruleIndex` points into `tool.driver.rules` (`context` is unused)."""
+    rules = [_rule_descriptor(rule) for rule in all_rules()]
+    index = {rule["id"]: position for position, rule in enumerate(rules)}
+    run = {
+        "tool": {"driver": {"name": "jaxcheck", "informationUri": PROJECT_URL, "version": __version__, "rules": rules}},
+        "columnKind": "unicodeCodePoints",
+        "results": [_result(d, index) for d in sorted(diagnostics)],
+    }
+    log = {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
+    return json.dumps(log, indent=2) + "\n"
+
+
+def artifact_uri(path: str) -> str:
+    """A relative path as a relative POSIX URI reference (`src/a%20b.py`); an absolute one as `file://`."""
+    if Path(path).is_absolute():
+        return Path(path).as_uri()
+    return quote(PurePath(path).as_posix().removeprefix("./"))
+
+
+def _rule_descriptor(rule: type[Rule]) -> dict[str, object]:
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": inspect.cleandoc(rule.__doc__ or rule.summary)},
+        "helpUri": RULE_DOCS_URL.format(name=rule.name),
+        "defaultConfiguration": {"enabled": rule.default_enabled, "level": "error"},
+    }
+
+
+def _result(d: Diagnostic, index: dict[str, int]) -> dict[str, object]:
+    uri = artifact_uri(d.path)
+    result: dict[str, object] = {"ruleId": d.code}
+    if d.code in index:
+        result["ruleIndex"] = index[d.code]
+    result |= {
+        "level": "error",
+        "message": {"text": d.message},
+        "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": _region(d.range)}}],
+    }
+    if d.fix is not None:
+        result["fixes"] = [_fix(d.fix, uri)]
+    return result
+
+
+def _region(span: Range) -> dict[str, int]:
+    """1-based; `endColumn` is the column just past the region, so an insertion has equal columns."""
+    return {
+        "startLine": span.start.line,
+        "startColumn": display_column(span.start.column),
+        "endLine": span.end.line,
+        "endColumn": display_column(span.end.column),
+    }
+
+
+def _fix(fix: Fix, uri: str) -> dict[str, object]:
+    replacements = [{"deletedRegion": _region(e.range), "insertedContent": {"text": e.content}} for e in fix.edits]
+    return {
+        "description": {"text": f"{fix.title} ({fix.applicability} fix)"},
+        "artifactChanges": [{"artifactLocation": {"uri": uri}, "replacements": replacements}],
+    }
