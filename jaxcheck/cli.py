@@ -6,14 +6,18 @@ Exit codes: 0 clean, 1 findings, 2 usage, configuration or internal error.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from jaxcheck import __version__
+from jaxcheck.analyzer.cache import DEFAULT_CACHE_DIR
 from jaxcheck.analyzer.config import ConfigError, load_configuration
 from jaxcheck.analyzer.engine import Linter
 from jaxcheck.analyzer.output import FORMATTERS
+from jaxcheck.analyzer.progress import ProgressBar
+from jaxcheck.analyzer.project import project_root
 from jaxcheck.analyzer.registry import is_known_selector
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -35,6 +39,16 @@ def _selectors(text: str) -> list[str]:
     return codes
 
 
+def _jobs(text: str) -> int:
+    try:
+        jobs = int(text)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number of jobs, got {text!r}")
+    return jobs
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="jaxcheck", description="Find JAX purity and tracing errors before they run.")
     parser.add_argument("--version", action="version", version=f"jaxcheck {__version__}")
@@ -45,7 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--ignore", type=_selectors, default=[], help="comma-separated codes or prefixes to disable")
     check.add_argument("--format", "--output-format", dest="format", choices=sorted(FORMATTERS), default="text")
     check.add_argument("--config", type=Path, help="read settings from this TOML file instead of pyproject.toml")
-    check.add_argument("--no-cache", action="store_true", help="do not read or write the cache (no cache yet)")
+    check.add_argument("-j", "--jobs", type=_jobs, default=os.cpu_count() or 1,
+                       help="worker processes (default: the number of CPUs; 1: in this process)")
+    check.add_argument("--cache-dir", type=Path, help=f"cache folder (default: {DEFAULT_CACHE_DIR} in the project root)")
+    check.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     return parser
 
@@ -68,7 +85,9 @@ def _check(args: argparse.Namespace) -> int:
     try:
         configuration = load_configuration(args.config, args.paths[0])
         linter = Linter(configuration, args.select, args.ignore)
-        report = linter.check_paths(args.paths)
+        cache_dir = None if args.no_cache else args.cache_dir or project_root(args.paths[0]) / DEFAULT_CACHE_DIR
+        progress = ProgressBar(sys.stderr) if sys.stderr.isatty() else None
+        report = linter.check_paths(args.paths, jobs=args.jobs, cache_dir=cache_dir, progress=progress)
     except ConfigError as exc:
         print(f"jaxcheck: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
