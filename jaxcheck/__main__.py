@@ -2,4 +2,5 @@
 
 from jaxcheck.cli import run
 
-run()
+if __name__ == "__main__":  # worker processes re-import this module under another name
+    run()

@@ -16,11 +16,14 @@ from typing import TextIO
 
 from jaxcheck import __version__
 from jaxcheck.analyzer.autofix import fix_files, write_atomically
+from jaxcheck.analyzer.cache import DEFAULT_CACHE_DIR
 from jaxcheck.analyzer.config import ConfigError, Settings, load_configuration
 from jaxcheck.analyzer.diagnostics import FileError
 from jaxcheck.analyzer.docs import render_rule
 from jaxcheck.analyzer.engine import CheckReport, Linter
 from jaxcheck.analyzer.output import FORMATTERS, NEEDS_SOURCES, OutputContext, read_sources
+from jaxcheck.analyzer.progress import ProgressBar
+from jaxcheck.analyzer.project import project_root
 from jaxcheck.analyzer.registry import all_rules, is_known_selector, rule_by_code_or_name
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -42,6 +45,16 @@ def _selectors(text: str) -> list[str]:
     return codes
 
 
+def _jobs(text: str) -> int:
+    try:
+        jobs = int(text)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number of jobs, got {text!r}")
+    return jobs
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="jaxcheck", description="Find JAX purity and tracing errors before they run.")
     parser.add_argument("--version", action="version", version=f"jaxcheck {__version__}")
@@ -52,7 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--ignore", type=_selectors, default=[], help="comma-separated codes or prefixes to disable")
     check.add_argument("--format", "--output-format", dest="format", choices=sorted(FORMATTERS), default="text")
     check.add_argument("--config", type=Path, help="read settings from this TOML file instead of pyproject.toml")
-    check.add_argument("--no-cache", action="store_true", help="do not read or write the cache (no cache yet)")
+    check.add_argument("-j", "--jobs", type=_jobs, default=os.cpu_count() or 1,
+                       help="worker processes (default: the number of CPUs; 1: in this process)")
+    check.add_argument("--cache-dir", type=Path, help=f"cache folder (default: {DEFAULT_CACHE_DIR} in the project root)")
+    check.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     check.add_argument("--fix", action="store_true", help="apply safe fixes, then report what is left")
     check.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff, apply unsafe fixes too")
@@ -105,14 +121,17 @@ def _check(args: argparse.Namespace) -> int:
     try:
         configuration = load_configuration(args.config, args.paths[0])
         linter = Linter(configuration, args.select, args.ignore)
-        report = linter.check_paths(args.paths, args.force_exclude)
+        cache_dir = None if args.no_cache else args.cache_dir or project_root(args.paths[0]) / DEFAULT_CACHE_DIR
+        progress = ProgressBar(sys.stderr) if sys.stderr.isatty() else None
+        report = linter.check_paths(args.paths, force_exclude=args.force_exclude, jobs=args.jobs,
+                                    cache_dir=cache_dir, progress=progress)
     except ConfigError as exc:
         print(f"jaxcheck: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     if args.diff:
         return _diff(linter, report, args.unsafe_fixes)
     if args.fix:
-        report = _fix(linter, report, args)
+        report = _fix(linter, report, args, cache_dir)
     sources = read_sources(d.path for d in report.diagnostics) if args.format in NEEDS_SOURCES else {}
     context = OutputContext(sources=sources, color=_use_color(sys.stdout))
     sys.stdout.write(FORMATTERS[args.format](report.diagnostics, context))
@@ -137,7 +156,7 @@ def _diff(linter: Linter, report: CheckReport, unsafe: bool) -> int:
     return EXIT_FINDINGS if any(result.after != result.before for result in results) else EXIT_CLEAN
 
 
-def _fix(linter: Linter, report: CheckReport, args: argparse.Namespace) -> CheckReport:
+def _fix(linter: Linter, report: CheckReport, args: argparse.Namespace, cache_dir: Path | None) -> CheckReport:
     """Apply fixes and write the files, then check again: the report of what is left."""
     errors: list[FileError] = []
     applied = 0
@@ -153,7 +172,8 @@ def _fix(linter: Linter, report: CheckReport, args: argparse.Namespace) -> Check
         applied += result.applied
     if applied:
         print(f"Fixed {applied} finding{'s' if applied != 1 else ''}.", file=sys.stderr)
-    remaining = linter.check_paths(args.paths, args.force_exclude)
+    remaining = linter.check_paths(args.paths, force_exclude=args.force_exclude, jobs=args.jobs,
+                                   cache_dir=cache_dir)
     remaining.errors.extend(errors)
     return remaining
 

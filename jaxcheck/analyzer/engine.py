@@ -20,10 +20,13 @@ from pathlib import Path
 
 import libcst as cst
 
+from jaxcheck.analyzer.cache import ResultCache, fingerprint
 from jaxcheck.analyzer.config import Configuration, Settings
 from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, FileError, Fix, Position, Range
 from jaxcheck.analyzer.discovery import FileFinder
+from jaxcheck.analyzer.parallel import Checker, FileTask
 from jaxcheck.analyzer.parsing import ParseFailure, parse_source, run_with_deep_stack
+from jaxcheck.analyzer.progress import Progress
 from jaxcheck.analyzer.project import ModuleName, importers_of, module_name_for, project_root
 from jaxcheck.analyzer.registry import all_rules, selected_codes
 from jaxcheck.analyzer.rule import NodeFix, Report, RuleContext
@@ -68,7 +71,10 @@ class _Analysis:
 
 
 @dataclass(slots=True)
-class _Outcome:
+class FileOutcome:
+    """One file's result: findings, errors, its summary and how its functions were traced when linted
+    (picklable: it crosses processes and is what the cache stores)."""
+
     diagnostics: list[Diagnostic]
     errors: list[FileError]
     summary: ModuleSummary | None = None
@@ -89,8 +95,8 @@ class Linter:
         self.rules = [rule for rule in all_rules() if rule.code in self.codes]
 
     # -------------------------------------------------------------------------------- one file
-    def analyze(self, display_path: str, data: bytes, module: ModuleName) -> _Analysis | _Outcome:
-        """Decode, parse and model one file; an _Outcome with JAX001 or an error when that fails."""
+    def analyze(self, display_path: str, data: bytes, module: ModuleName) -> _Analysis | FileOutcome:
+        """Decode, parse and model one file; an FileOutcome with JAX001 or an error when that fails."""
         try:
             text = decode_source(data).text
         except SourceDecodeError as exc:
@@ -102,10 +108,10 @@ class Linter:
         try:
             records, summary = builder.build(parsed)
         except RecursionError:
-            return _Outcome([], [FileError(display_path, "too deeply nested to analyze; file skipped")])
+            return FileOutcome([], [FileError(display_path, "too deeply nested to analyze; file skipped")])
         return _Analysis(display_path, text, parsed, records, summary)
 
-    def lint(self, analysis: _Analysis, solution: Solution) -> _Outcome:
+    def lint(self, analysis: _Analysis, solution: Solution) -> FileOutcome:
         """Run the enabled rules over an analysed file with a solved project state."""
         ignored = self._per_file_ignores(analysis.display_path)
         model = SemanticModel(analysis.module, analysis.records, analysis.summary, solution)
@@ -117,31 +123,46 @@ class Linter:
             walker.walk(analysis.module)
         except RecursionError:
             errors.append(FileError(analysis.display_path, "too deeply nested to analyze; file skipped"))
-            return _Outcome([], errors)
+            return FileOutcome([], errors)
         errors.extend(walker.errors)
         diagnostics = _located(analysis.display_path, model, context.reports)
         if self.noqa:
             diagnostics = Suppressions.scan(analysis.text.splitlines()).filter(diagnostics)
         signature = {key: trace for key in analysis.summary.functions if (trace := solution.trace_of(key))}
-        return _Outcome(diagnostics, errors, analysis.summary, signature)
+        return FileOutcome(diagnostics, errors, analysis.summary, signature)
 
     def check_file(self, display_path: str, data: bytes, module: ModuleName,
-                   solution: Solution | None = None) -> _Outcome:
+                   solution: Solution | None = None) -> FileOutcome:
         """Analyse and lint one file; without `solution`, solve it on its own."""
         analysis = self.analyze(display_path, data, module)
-        if isinstance(analysis, _Outcome):
+        if isinstance(analysis, FileOutcome):
             return analysis
         return self.lint(analysis, solution if solution is not None else solve([analysis.summary]))
 
-    def _syntax_error(self, path: str, message: str, line: int, column: int, text: str) -> _Outcome:
+    def check_isolated(self, display_path: str, data: bytes, module: ModuleName,
+                       solution: Solution | None = None) -> FileOutcome:
+        """:meth:`check_file` on a deep stack with the cyclic collector paused, for a worker process;
+        any exception becomes the file's error instead of propagating."""
+        try:
+            with acyclic_allocations():
+                return run_with_deep_stack(lambda: self.check_file(display_path, data, module, solution))
+        except Exception as exc:
+            return self.failed(display_path, f"internal error: {type(exc).__name__}: {exc}")
+
+    @staticmethod
+    def failed(display_path: str, message: str) -> FileOutcome:
+        """The outcome of a file that could not be checked."""
+        return FileOutcome([], [FileError(display_path, message)])
+
+    def _syntax_error(self, path: str, message: str, line: int, column: int, text: str) -> FileOutcome:
         ignored = self._per_file_ignores(path)
         if SYNTAX_ERROR_CODE not in self.codes or (ignored and SYNTAX_ERROR_CODE.startswith(ignored)):
-            return _Outcome([], [])
+            return FileOutcome([], [])
         start = Position(line, column)
         diagnostic = Diagnostic(path, Range(start, start), SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, message)
         if not self.noqa:
-            return _Outcome([diagnostic], [])
-        return _Outcome(Suppressions.scan(text.splitlines()).filter([diagnostic]), [])
+            return FileOutcome([diagnostic], [])
+        return FileOutcome(Suppressions.scan(text.splitlines()).filter([diagnostic]), [])
 
     def _per_file_ignores(self, display_path: str) -> tuple[str, ...]:
         table = self.settings.per_file_ignores
@@ -159,11 +180,18 @@ class Linter:
         return tuple(codes)
 
     # ------------------------------------------------------------------------------ many files
-    def check_paths(self, paths: Sequence[Path], force_exclude: bool = False) -> CheckReport:
+    def check_paths(self, paths: Sequence[Path], *, force_exclude: bool = False, jobs: int = 1,
+                    cache_dir: Path | None = None, progress: Progress | None = None) -> CheckReport:
         """Check files and folders, linking them (and their importers) through the project solve.
-        With `force_exclude`, excludes and `.gitignore` apply to files named in `paths` as well."""
+
+        With `force_exclude`, excludes and `.gitignore` apply to files named in `paths` as well.
+        `jobs` > 1 checks files in that many worker processes (same results as in-process);
+        `cache_dir` reuses and stores per-file results there (None: no cache).
+        """
+        cache = self._cache(cache_dir) if cache_dir is not None else None
         with acyclic_allocations():
-            return run_with_deep_stack(lambda: self._check_paths(paths, force_exclude=force_exclude))
+            return run_with_deep_stack(lambda: self._check_paths(
+                paths, force_exclude=force_exclude, jobs=jobs, cache=cache, progress=progress))
 
     def check_file_in_project(self, path: Path, data: bytes) -> CheckReport:
         """Check one file whose current text is `data` (an editor buffer, flake8's lines), with the
@@ -171,38 +199,76 @@ class Linter:
         with acyclic_allocations():
             return run_with_deep_stack(lambda: self._check_paths([path], {path: data}))
 
-    def _check_paths(self, paths: Sequence[Path], texts: dict[Path, bytes] | None = None,
-                     force_exclude: bool = False) -> CheckReport:
+    def _check_paths(self, paths: Sequence[Path], texts: dict[Path, bytes] | None = None, *,
+                     force_exclude: bool = False, jobs: int = 1, cache: ResultCache | None = None,
+                     progress: Progress | None = None) -> CheckReport:
         root = project_root(paths[0] if paths else Path("."))
         finder = FileFinder(self.settings.all_excludes, root)
         report = CheckReport()
-        outcomes: dict[Path, _Outcome] = {}
-        modules: dict[Path, ModuleName] = {}
         texts = texts or {}
+        tasks: dict[Path, FileTask] = {}
         for path in finder.files(paths, force_exclude):
-            data = texts.get(path) or _read(path, report)
-            if data is None:
-                continue
-            report.files_checked += 1
-            modules[path] = module_name_for(path)
-            outcomes[path] = self.check_file(str(path), data, modules[path])
-        summaries = [o.summary for o in outcomes.values() if o.summary is not None]
-        summaries += self._importer_summaries(root, finder, modules)
-        if len(summaries) > 1:
-            solution = solve(summaries)
-            for path, outcome in outcomes.items():
-                if outcome.summary is None:
-                    continue
-                signature = {k: t for k in outcome.summary.functions if (t := solution.trace_of(k))}
-                if signature != outcome.signature:
-                    data = texts.get(path) or _read(path, report)
-                    if data is not None:
-                        outcomes[path] = self.check_file(str(path), data, modules[path], solution)
+            data = texts[path] if path in texts else _read(path, report)
+            if data is not None:
+                tasks[path] = FileTask(str(path), data, module_name_for(path))
+        report.files_checked = len(tasks)
+        keys = {path: cache.key(t.display_path, repr(t.module), t.data) for path, t in tasks.items()} \
+            if cache is not None else None
+        with Checker(self, jobs) as checker:
+            if progress is not None:
+                progress.start(len(tasks))
+            try:
+                outcomes = self._outcomes(checker, tasks, None, cache, keys, progress)
+            finally:
+                if progress is not None:
+                    progress.finish()
+            summaries = [o.summary for o in outcomes.values() if o.summary is not None]
+            summaries += self._importer_summaries(root, finder, {path: t.module for path, t in tasks.items()})
+            if len(summaries) > 1:
+                solution = solve(summaries)
+                stale: dict[Path, FileTask] = {}
+                stale_keys: dict[Path, str] = {}
+                for path, outcome in outcomes.items():
+                    if outcome.summary is None:
+                        continue
+                    signature = {k: t for k in outcome.summary.functions if (t := solution.trace_of(k))}
+                    if signature != outcome.signature:
+                        stale[path] = tasks[path]
+                        if keys is not None:
+                            stale_keys[path] = ResultCache.solved_key(keys[path], signature)
+                outcomes.update(self._outcomes(checker, stale, solution, cache, stale_keys, None))
         for outcome in outcomes.values():
             report.diagnostics.extend(outcome.diagnostics)
             report.errors.extend(outcome.errors)
         report.diagnostics = _deduplicated(report.diagnostics)
         return report
+
+    def _outcomes(self, checker: Checker, tasks: dict[Path, FileTask], solution: Solution | None,
+                  cache: ResultCache | None, keys: dict[Path, str] | None,
+                  progress: Progress | None) -> dict[Path, FileOutcome]:
+        """Outcomes of `tasks`, in their order: cached ones loaded, the others checked (and stored unless
+        they have errors, so a crash or a failing rule is tried again next time)."""
+        cached: dict[Path, FileOutcome] = {}
+        if cache is not None and keys is not None:
+            for path in tasks:
+                if isinstance(entry := cache.load(keys[path]), FileOutcome):
+                    cached[path] = entry
+        missing = [path for path in tasks if path not in cached]
+        if progress is not None:
+            progress.advance(len(cached))
+        done = progress.advance if progress is not None else _nothing
+        checked = dict(zip(missing, checker.check([tasks[path] for path in missing], solution, done)))
+        if cache is not None and keys is not None:
+            for path, outcome in checked.items():
+                if not outcome.errors:
+                    cache.store(keys[path], outcome)
+        return {path: cached[path] if path in cached else checked[path] for path in tasks}
+
+    def _cache(self, directory: Path) -> ResultCache:
+        from jaxcheck import __version__  # the package's __init__ imports this module
+
+        codes = [rule.code for rule in self.rules]
+        return ResultCache(directory, fingerprint(__version__, self.settings.model_dump_json(), codes, self.noqa))
 
     def _importer_summaries(self, root: Path, finder: FileFinder,
                             checked: dict[Path, ModuleName]) -> list[ModuleSummary]:
@@ -262,6 +328,10 @@ def acyclic_allocations() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def _nothing() -> None:
+    pass
 
 
 def _read(path: Path, report: CheckReport) -> bytes | None:
