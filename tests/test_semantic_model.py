@@ -412,3 +412,4 @@ def test_object_kinds_are_tracked_through_module_globals():
     log, rng, parent = (element.value for element in returned.elements)
     assert model.is_logger(log) and model.is_numpy_generator(rng) and model.is_filesystem_path(parent)
     assert not model.is_logger(rng)
+

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from jaxcheck.analyzer.semantics.summary import CallEdge, FunctionSummary, ModuleSummary, TraceSpec
 from jaxcheck.analyzer.semantics.values import CallDep, Dep, Deps, ParamDep, StagedDep
 
-MAX_CALL_DEPTH = 8
 MAX_REEXPORT_HOPS = 8
 
 
@@ -31,15 +30,14 @@ class FunctionTrace:
     cached: bool = False
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class _Frame:
-    """A call being evaluated: `callee`'s parameters are bound to argument deps of `caller`."""
+    """A call being evaluated: which of `callee`'s parameters receive tracers, and whether the
+    caller runs staged (array operations in the callee then produce tracers)."""
 
     callee: str
-    caller: str
-    bindings: dict[str, Deps]
-    parent: _Frame | None
-    depth: int
+    traced: frozenset[str]
+    staged: bool
 
 
 @dataclass
@@ -53,7 +51,14 @@ class Solution:
     roots: set[str] = field(default_factory=set)
     cached: set[str] = field(default_factory=set)
     _cache: dict[Dep, bool] = field(default_factory=dict)
+    _returns: dict[tuple[str, frozenset[str], bool, int | None], bool] = field(default_factory=dict)
+    _in_progress: set[tuple[str, frozenset[str], bool, int | None]] = field(default_factory=set)
     _traces: dict[str, FunctionTrace | None] = field(default_factory=dict)
+
+    def forget_evaluations(self) -> None:
+        """Drop memoized evaluations (the solve changed the state they depend on)."""
+        self._cache.clear()
+        self._returns.clear()
 
     def trace_of(self, key: str) -> FunctionTrace | None:
         """How function `key` is traced, or None when it is not traced at all (memoized: call it only
@@ -91,30 +96,41 @@ class Solution:
     def _evaluate(self, dep: Dep, frame: _Frame | None) -> bool:
         if isinstance(dep, ParamDep):
             if frame is not None and dep.function == frame.callee:
-                bound = frame.bindings.get(dep.name)
-                return bound is not None and self._deps_traced(bound, frame.parent)
+                return dep.name in frame.traced
             return dep.name in self.traced_params.get(dep.function, ())
         if isinstance(dep, StagedDep):
             if frame is not None and dep.function == frame.callee:
-                return self._dep_traced(StagedDep(frame.caller), frame.parent)
+                return frame.staged
             return dep.function in self.staged
         return self._call_traced(dep, frame)
 
     def _call_traced(self, dep: CallDep, frame: _Frame | None) -> bool:
+        """Whether a call's result is traced: the callee's return value evaluated with the parameters
+        that receive tracers from this call. Memoized on (callee, traced parameters, staged), so
+        mutually recursive helpers cost one evaluation each; a cycle counts as not traced."""
         callee = self.functions.get(dep.callee)
-        depth = 0 if frame is None else frame.depth + 1
-        if callee is None or not callee.returns or depth > MAX_CALL_DEPTH:
+        if callee is None or not callee.returns:
             return False
-        walk = frame
-        while walk is not None:  # recursion: give up rather than loop
-            if walk.callee == dep.callee:
-                return False
-            walk = walk.parent
-        inner = _Frame(dep.callee, dep.caller, dep.arguments.bind(callee), frame, depth)
+        traced = frozenset(
+            name for name, deps in dep.arguments.bind(callee).items() if self._deps_traced(deps, frame)
+        )
+        staged = self._dep_traced(StagedDep(dep.caller), frame)
+        key = (dep.callee, traced, staged, dep.index)
+        known = self._returns.get(key)
+        if known is not None:
+            return known
+        if key in self._in_progress:
+            return False
+        self._in_progress.add(key)
         returns = callee.returns
         if dep.index is not None and callee.return_elements is not None and dep.index < len(callee.return_elements):
             returns = callee.return_elements[dep.index]
-        return self._deps_traced(returns, inner)
+        try:
+            result = self._deps_traced(returns, _Frame(dep.callee, traced, staged))
+        finally:
+            self._in_progress.discard(key)
+        self._returns[key] = result
+        return result
 
 
 def solve(summaries: Iterable[ModuleSummary]) -> Solution:
@@ -142,11 +158,11 @@ def solve(summaries: Iterable[ModuleSummary]) -> Solution:
     changed = True
     while changed:
         changed = False
-        solution._cache.clear()
+        solution.forget_evaluations()
         for caller in list(solution.transforms):
             for edge, callee in edges_by_caller.get(caller, ()):
                 changed |= _propagate(solution, edge, callee)
-    solution._cache.clear()
+    solution.forget_evaluations()
     return solution
 
 
