@@ -88,7 +88,9 @@ class Checker:
                     done: Callable[[], None]) -> list[FileOutcome]:
         assert self._pool is not None
         results: list[FileOutcome | None] = [None] * len(tasks)
-        futures = {self._pool.submit(_check, task, packed): index for index, task in enumerate(tasks)}
+        # Largest files first, so no worker is left with a big file at the end (results keep task order).
+        largest_first = sorted(range(len(tasks)), key=lambda index: len(tasks[index].data), reverse=True)
+        futures = {self._pool.submit(_check, tasks[index], packed): index for index in largest_first}
         try:
             for future in as_completed(futures):
                 results[futures[future]] = self._result(future, tasks[futures[future]])
