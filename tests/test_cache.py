@@ -4,6 +4,7 @@ broken entries are misses, and the command line writes it only where asked."""
 from __future__ import annotations
 
 import io
+import os
 import textwrap
 from pathlib import Path
 
@@ -164,3 +165,18 @@ def test_the_engine_reports_every_file_once_cached_or_not(project: Path, tmp_pat
         Linter(Configuration()).check_paths([project / "pkg"], cache_dir=tmp_path / "cache", progress=recorder)
     assert recorder.calls[0] == ("start", 3) and recorder.calls[-1] == ("finish", 0)
     assert sum(count for kind, count in recorder.calls if kind == "advance") == 3
+
+
+def test_fingerprint_follows_jaxcheck_source_files():
+    import jaxcheck.analyzer.cache as cache_module
+    from jaxcheck.analyzer.cache import fingerprint
+
+    source = Path(cache_module.__file__)
+    before = fingerprint("0.1.0", "{}", ["JAX301"], True)
+    status = source.stat()
+    try:
+        os.utime(source, ns=(status.st_atime_ns, status.st_mtime_ns + 1_000_000_000))
+        assert fingerprint("0.1.0", "{}", ["JAX301"], True) != before
+    finally:
+        os.utime(source, ns=(status.st_atime_ns, status.st_mtime_ns))
+    assert fingerprint("0.1.0", "{}", ["JAX301"], True) == before

@@ -1,7 +1,7 @@
 """A content-addressed cache of per-file results, one pickle file per entry.
 
 A key is a hash of everything a result depends on: the file's bytes, its display path and module name,
-and the run's fingerprint (jaxcheck's version, the settings, the enabled rules). Results linted with a
+and the run's fingerprint (jaxcheck's version and source files, the settings, the enabled rules). Results linted with a
 project-wide solve are stored under a key that also hashes the solved traces they were linted with.
 Entries are written atomically (temporary file, then `os.replace`); an entry that cannot be read or
 unpickled is a miss, never an error. Entries are our own files, so `pickle` is safe here.
@@ -80,8 +80,19 @@ class ResultCache:
 
 
 def fingerprint(version: str, settings_json: str, rule_codes: Iterable[str], noqa: bool) -> str:
-    """A run's fingerprint: results of runs with equal fingerprints are interchangeable."""
-    return _hash(version, settings_json, ",".join(sorted(rule_codes)), str(noqa))
+    """A run's fingerprint: results of runs with equal fingerprints are interchangeable. It includes
+    the size and modification time of jaxcheck's own source files, so editing a rule (in a checkout,
+    without a new version) does not serve stale results."""
+    return _hash(version, _source_stamp(), settings_json, ",".join(sorted(rule_codes)), str(noqa))
+
+
+def _source_stamp() -> str:
+    package = Path(__file__).resolve().parent.parent
+    stamps = []
+    for source in sorted(package.rglob("*.py")):
+        status = source.stat()
+        stamps.append(f"{source.relative_to(package)}:{status.st_size}:{status.st_mtime_ns}")
+    return _hash(*stamps)
 
 
 def _trace_text(name: str, trace: FunctionTrace) -> str:
