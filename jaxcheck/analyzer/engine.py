@@ -354,6 +354,8 @@ def _located(path: str, model: SemanticModel, reports: Iterable[Report]) -> list
         edits = tuple(Edit(range_of(node), content) for node, content in fix.replacements)
         return Fix(edits, fix.applicability, fix.title)
 
+    reports = list(reports)
+    model.locate([*(r.node for r in reports), *(n for r in reports if r.fix for n, _ in r.fix.replacements)])
     diagnostics = []
     for report in reports:
         fix = text_fix(report.fix) if report.fix is not None else None

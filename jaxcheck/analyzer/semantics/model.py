@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange
+
+from jaxcheck.analyzer.positions import node_ranges
 
 from jaxcheck.analyzer.semantics.bindings import ChangeSite
 from jaxcheck.analyzer.semantics.records import ModuleRecords, OuterName, TransformSite
@@ -41,14 +43,20 @@ class SemanticModel:
         self.records = records
         self.summary = summary
         self.solution = solution
-        self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
+        self._ranges: dict[int, CodeRange] = {}
         self._enclosing_traces: dict[str | None, FunctionTrace | None] = {}
 
+    def locate(self, nodes: Iterable[cst.CSTNode]) -> None:
+        """Compute the ranges of `nodes` in one pass over the file; :meth:`position` then reads them."""
+        missing = [node for node in nodes if id(node) not in self._ranges]
+        if missing:
+            self._ranges.update(node_ranges(self.module, missing))
+
     def position(self, node: cst.CSTNode) -> CodeRange:
-        """The node's range (1-based lines, 0-based columns), computed for the whole file on first use."""
-        if self._positions is None:
-            self._positions = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
-        return self._positions[node]
+        """The node's range (1-based lines, 0-based columns); one pass over the file when not located yet."""
+        if id(node) not in self._ranges:
+            self.locate([node])
+        return self._ranges[id(node)]
 
     def function_key(self, node: cst.FunctionDef | cst.Lambda) -> str | None:
         """The key of a function or lambda node of this module."""
