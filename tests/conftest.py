@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -22,3 +23,15 @@ def findings(source: str | bytes, code: str | None = None) -> list[Diagnostic]:
 @pytest.fixture
 def lint():
     return findings
+
+
+def make_package(root: Path, modules: dict[str, str]) -> Path:
+    """A project at `root` (with a pyproject.toml) holding package `pkg` with `modules` (dedented);
+    returns `root`."""
+    (root / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    package = root / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    for name, text in modules.items():
+        (package / name).write_text(textwrap.dedent(text))
+    return root

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import make_package
+
 from jaxcheck.analyzer.cache import DEFAULT_CACHE_DIR
 from jaxcheck.analyzer.config import Configuration
 from jaxcheck.analyzer.engine import CheckReport, Linter
@@ -34,13 +36,7 @@ UTILS = """
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
-    package = tmp_path / "pkg"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    _write(package / "train.py", TRAIN)
-    _write(package / "utils.py", UTILS)
-    return tmp_path
+    return make_package(tmp_path, {"train.py": TRAIN, "utils.py": UTILS})
 
 
 def _write(path: Path, text: str) -> None:

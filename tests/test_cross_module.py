@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
+
+from conftest import make_package
 
 from jaxcheck import check_paths
 
@@ -39,13 +40,7 @@ LAYERS = """
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
-    package = tmp_path / "pkg"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    for name, text in {"train.py": TRAIN, "utils.py": UTILS, "layers.py": LAYERS}.items():
-        (package / name).write_text(textwrap.dedent(text))
-    return tmp_path
+    return make_package(tmp_path, {"train.py": TRAIN, "utils.py": UTILS, "layers.py": LAYERS})
 
 
 def _codes(report, name: str) -> list[tuple[str, int]]:

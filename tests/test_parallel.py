@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import textwrap
 from pathlib import Path
 
 import pytest
+
+from conftest import make_package
 
 from jaxcheck.analyzer import parallel
 from jaxcheck.analyzer.config import Configuration
@@ -67,13 +68,7 @@ def pooled(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
-    package = tmp_path / "pkg"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    for name, text in MODULES.items():
-        (package / name).write_text(textwrap.dedent(text))
-    return tmp_path
+    return make_package(tmp_path, MODULES)
 
 
 def _both(paths: list[Path], linter: Linter | None = None) -> tuple[CheckReport, CheckReport]:
