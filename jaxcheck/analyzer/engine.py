@@ -27,7 +27,7 @@ from jaxcheck.analyzer.discovery import FileFinder
 from jaxcheck.analyzer.parallel import Checker, FileTask
 from jaxcheck.analyzer.parsing import ParseFailure, parse_source, run_with_deep_stack
 from jaxcheck.analyzer.progress import Progress
-from jaxcheck.analyzer.project import ModuleName, importers_of, module_name_for, project_root
+from jaxcheck.analyzer.project import ModuleName, Stamp, importers_of, module_name_for, project_root, project_texts
 from jaxcheck.analyzer.registry import all_rules, selected_codes
 from jaxcheck.analyzer.rule import NodeFix, Report, RuleContext
 from jaxcheck.analyzer.semantics import SemanticModel
@@ -272,25 +272,27 @@ class Linter:
 
     def _importer_summaries(self, root: Path, finder: FileFinder,
                             checked: dict[Path, ModuleName]) -> list[ModuleSummary]:
-        """Summaries of project modules outside the checked set that import a checked module."""
+        """Summaries of project modules outside the checked set that import a checked module. Texts and
+        summaries are kept per process while files are unchanged, so checking many files one by one
+        (flake8, pre-commit) reads the project once."""
         known = {path.resolve() for path in checked}
-        candidates: dict[Path, tuple[ModuleName, str]] = {}
-        for path in finder.files([root]):
-            resolved = path.resolve()
-            if resolved in known:
-                continue
-            try:
-                text = decode_source(resolved.read_bytes()).text
-            except (OSError, SourceDecodeError):
-                continue
-            candidates[resolved] = (module_name_for(resolved), text)
+        texts = project_texts(p for p in (path.resolve() for path in finder.files([root])) if p not in known)
+        candidates = {path: (module, text) for path, (_, module, text) in texts.items()}
         summaries = []
         for path in importers_of((m.name for m in checked.values()), candidates, known):
-            module, text = candidates[path]
-            analysis = self.analyze(str(path), text.encode(), module)
-            if isinstance(analysis, _Analysis):
-                summaries.append(analysis.summary)
+            stamp, module, text = texts[path]
+            key = (path, stamp, self.settings.extra_jit_decorators)
+            summary = _IMPORTER_SUMMARIES.get(key)
+            if summary is None:
+                analysis = self.analyze(str(path), text.encode(), module)
+                if not isinstance(analysis, _Analysis):
+                    continue
+                summary = _IMPORTER_SUMMARIES[key] = analysis.summary
+            summaries.append(summary)
         return summaries
+
+
+_IMPORTER_SUMMARIES: dict[tuple[Path, Stamp, tuple[str, ...]], ModuleSummary] = {}
 
 
 # ---------------------------------------------------------------------------------- module API

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from jaxcheck.analyzer.source import SourceDecodeError, decode_source
+
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+([^#\n]+)|import[ \t]+([^#\n]+))", re.M)
 
 
@@ -70,6 +72,33 @@ def imported_modules(text: str, package: str) -> set[str]:
             if words:
                 found.add(f"{base}.{words[0]}" if base else words[0])
     return found
+
+
+Stamp = tuple[int, int]
+"""A file's size and modification time: while both are unchanged, its cached text is current."""
+
+_TEXTS: dict[Path, tuple[Stamp, ModuleName, str]] = {}
+
+
+def project_texts(paths: Iterable[Path]) -> dict[Path, tuple[Stamp, ModuleName, str]]:
+    """Stamp, module name and decoded text of each readable file, read at most once per process while
+    the file is unchanged (a flake8 run checks every file against the same project)."""
+    texts: dict[Path, tuple[Stamp, ModuleName, str]] = {}
+    for path in paths:
+        try:
+            status = path.stat()
+        except OSError:
+            continue
+        stamp = (status.st_size, status.st_mtime_ns)
+        known = _TEXTS.get(path)
+        if known is None or known[0] != stamp:
+            try:
+                known = (stamp, module_name_for(path), decode_source(path.read_bytes()).text)
+            except (OSError, SourceDecodeError):
+                continue
+            _TEXTS[path] = known
+        texts[path] = known
+    return texts
 
 
 def importers_of(
