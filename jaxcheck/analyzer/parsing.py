@@ -23,6 +23,10 @@ import libcst as cst
 
 DEEP_STACK_BYTES = 512 * 1024 * 1024
 DEEP_RECURSION_LIMIT = 100_000
+MAX_EXPRESSION_DEPTH = 2500
+"""LibCST parses nested binary operations in quadratic time (4,000 terms: about 5 s); CPython 3.11+
+rejects deeper ones itself, but 3.10 accepts them. Only files with a very long line are measured."""
+LONG_LINE = 2000
 CPYTHON_RECURSION_LIMIT = 1000
 """CPython's default limit: the gate rejects exactly what a default interpreter rejects."""
 
@@ -43,7 +47,7 @@ def parse_source(text: str) -> cst.Module | ParseFailure:
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(CPYTHON_RECURSION_LIMIT)
     try:
-        ast.parse(text)
+        tree = ast.parse(text)
     except SyntaxError as exc:
         line = exc.lineno or 1
         column = max((exc.offset or 1) - 1, 0)
@@ -55,12 +59,25 @@ def parse_source(text: str) -> cst.Module | ParseFailure:
         return ParseFailure(f"syntax error: {exc}", 1, 0)
     finally:
         sys.setrecursionlimit(limit)
+    if max(map(len, text.splitlines()), default=0) > LONG_LINE and _depth(tree) > MAX_EXPRESSION_DEPTH:
+        return ParseFailure("syntax error: expression too deeply nested to analyze", 1, 0)
     try:
         return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         return ParseFailure(f"syntax error: {exc.message}", exc.raw_line, exc.raw_column)
     except RecursionError:
         return ParseFailure("syntax error: expression too deeply nested for LibCST", 1, 0)
+
+
+def _depth(tree: ast.AST) -> int:
+    """The nesting depth of `tree` (iteratively: the tree may be deeper than the recursion limit)."""
+    deepest = 0
+    stack: list[tuple[ast.AST, int]] = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
 
 
 def run_with_deep_stack(function: Callable[[], T]) -> T:

@@ -51,6 +51,7 @@ class SyntaxErrorInSource(Rule):
         Invalid("x = " + "f(" * 3000 + ")" * 3000 + "\n", 1, 406, "too many nested parentheses"),
         Invalid("x = " + "-" * 100_000 + "1\n", 1, 1, "syntax error"),
         Invalid("x = " + "+".join(["1"] * 20_000) + "\n", 1, 1, "too deeply nested"),
+        Invalid("x = " + "+".join(["1"] * 2_600) + "\n", 1, 1, "too deeply nested"),
         Invalid("x = 1\n\x00\x01\x02", 2, 1, "binary file"),
         Invalid(b"x = 1\nname = 'caf\xe9'\n", 2, 1, "not valid utf-8"),
     )
