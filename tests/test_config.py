@@ -73,3 +73,9 @@ def test_extra_jit_decorators_mark_functions_traced(tmp_path: Path):
     (tmp_path / "a.py").write_text("from mylib import compile\n@compile\ndef f(x):\n    return int(x)\n")
     assert check_paths([tmp_path]).diagnostics == []
     assert [d.code for d in check_paths([tmp_path], load_configuration(None, tmp_path)).diagnostics] == ["JAX302"]
+
+
+def test_extra_jit_decorators_cache_like_jit(tmp_path: Path):
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxcheck]\nextra-jit-decorators = ['mylib.compile']\n")
+    (tmp_path / "a.py").write_text("from mylib import compile\n@compile\ndef f(x):\n    print(x)\n    return x\n")
+    assert [d.code for d in check_paths([tmp_path], load_configuration(None, tmp_path)).diagnostics] == ["JAX103"]

@@ -96,8 +96,8 @@ class ModelBuilder(TraceRootReader):
         self.path = path
         self.package = package if package is not None else module_name.rpartition(".")[0]
         self.transforms = dict(jax_api.TRANSFORMS)
-        for name in extra_jit:
-            self.transforms[name] = jax_api.Transform(name, True, ("static_argnums",), ("static_argnames",))
+        for name in extra_jit:  # a project's own jit wrapper behaves like jax.jit
+            self.transforms[name] = replace(jax_api.TRANSFORMS["jax.jit"], name=name)
         self.records = ModuleRecords()
         self.functions: dict[str, FunctionSummary] = {}
         self.roots: dict[tuple[str, TraceSpec], TraceRoot] = {}

@@ -110,9 +110,6 @@ TRANSFORMS: dict[str, Transform] = {
 CACHING_TRANSFORMS = frozenset(t.name for t in TRANSFORMS.values() if t.caches)
 """Transforms that compile once and reuse the program for every later call of the same function."""
 
-JIT_LIKE = _JIT
-"""The transform assumed for a project's own jit wrappers (`extra-jit-decorators`)."""
-
 
 @dataclass(frozen=True, slots=True)
 class BodySlot:
@@ -187,9 +184,6 @@ BOOL_RESULT_CALLS = frozenset(
     | {f"jax.lax.{name}" for name in ("eq", "ne", "lt", "le", "gt", "ge", "is_finite")}
 )
 
-STATIC_ATTRIBUTES = frozenset(
-    {"shape", "ndim", "dtype", "size", "itemsize", "nbytes", "weak_type", "sharding", "aval", "device"}
-)
 ARRAY_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "at"})
 
 ARRAY_METHODS = frozenset(
