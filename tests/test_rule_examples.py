@@ -80,3 +80,11 @@ def test_docstring_example_is_reported(rule):
 def test_docstring_use_instead_is_clean(rule):
     for block in _doc_blocks(rule, "Use instead"):
         assert findings(block) == [], f"{rule.code} 'Use instead' still has findings"
+
+
+def test_static_hint_only_for_transforms_with_static_argnames():
+    jit = findings("import jax\n@jax.jit\ndef f(x, n):\n    if n > 0:\n        return x\n    return -x\n", "JAX301")
+    remat = findings("import jax\n@jax.checkpoint\ndef f(x, n):\n    if n > 0:\n        return x\n    return -x\n",
+                     "JAX301")
+    assert "static_argnames=('n',)" in jit[0].message
+    assert "static_argnames" not in remat[0].message

@@ -10,6 +10,7 @@ import libcst as cst
 
 from jaxcheck.analyzer.diagnostics import Applicability
 from jaxcheck.analyzer.semantics import FunctionTrace, SemanticModel
+from jaxcheck.analyzer.semantics.jax_api import STATIC_ARGNAMES_TRANSFORMS
 
 KEBAB_NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 RULE_CODE = re.compile(r"^JAX\d{3}$")
@@ -107,7 +108,7 @@ def static_hint(model: SemanticModel, node: cst.BaseExpression, function: str | 
     one parameter of a function a transform is applied to directly; "" otherwise."""
     trace = model.trace_of(function)
     param = model.traced_parameter(node, function)
-    if trace is None or not trace.direct or param is None:
+    if trace is None or not trace.direct or param is None or not trace.transforms & STATIC_ARGNAMES_TRANSFORMS:
         return ""
     return f"; if {param!r} is a Python configuration value, mark it static with `static_argnames=({param!r},)`"
 

@@ -110,6 +110,9 @@ TRANSFORMS: dict[str, Transform] = {
 CACHING_TRANSFORMS = frozenset(t.name for t in TRANSFORMS.values() if t.caches)
 """Transforms that compile once and reuse the program for every later call of the same function."""
 
+STATIC_ARGNAMES_TRANSFORMS = frozenset(t.name for t in TRANSFORMS.values() if "static_argnames" in t.static_argnames)
+"""Transforms that take `static_argnames=` (so a "mark it static" hint is actionable)."""
+
 
 @dataclass(frozen=True, slots=True)
 class BodySlot:
