@@ -36,7 +36,7 @@ from jaxcheck.analyzer.semantics.summary import (
     TraceRoot,
     TraceSpec,
 )
-from jaxcheck.analyzer.semantics.syntax import argument, at_receiver, dotted
+from jaxcheck.analyzer.semantics.syntax import argument, at_receiver, chain_root, dotted
 from jaxcheck.analyzer.semantics.trace_roots import TraceRootReader
 from jaxcheck.analyzer.semantics.values import (
     NO_DEPS,
@@ -584,9 +584,7 @@ class ModelBuilder(TraceRootReader):
         """`x[k] = v`, `x.attr = v`, `del x[k]`, `x.append(v)`: the object bound to `x` is mutated.
         With `containers_only` (method calls such as `.update`, common on non-containers too), only
         when `x` is known to be a Python container."""
-        base = target
-        while isinstance(base, (cst.Subscript, cst.Attribute)):
-            base = base.value
+        base = chain_root(target)
         if not isinstance(base, cst.Name) or base is target:
             return
         if containers_only and not self.scope.load(base.value).flags & PYTHON_CONTAINER:

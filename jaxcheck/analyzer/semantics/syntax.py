@@ -86,3 +86,10 @@ def unbatched_positions(node: cst.BaseExpression) -> tuple[int, ...] | None:
                 positions.append(index)
         return tuple(positions)
     return None
+
+
+def chain_root(node: cst.BaseExpression) -> cst.BaseExpression:
+    """`buffers["a"][0].x` -> `buffers`: the object an item or attribute chain starts from."""
+    while isinstance(node, (cst.Subscript, cst.Attribute)):
+        node = node.value
+    return node

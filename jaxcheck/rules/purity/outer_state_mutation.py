@@ -6,6 +6,7 @@ import libcst as cst
 
 from jaxcheck.analyzer.rule import Invalid, Rule, Valid
 from jaxcheck.analyzer.semantics.bindings import MUTATING_METHODS
+from jaxcheck.analyzer.semantics.syntax import chain_root
 from jaxcheck.analyzer.semantics.scopes import BindingKind
 
 
@@ -111,7 +112,7 @@ class OuterStateMutation(Rule):
         func = node.func
         stored = [arg.value for arg in node.args]
         if isinstance(func, cst.Attribute) and func.attr.value in MUTATING_METHODS:
-            if self.model.is_python_container(_root(func.value)):
+            if self.model.is_python_container(chain_root(func.value)):
                 self._check_object(func.value, node, f"`.{func.attr.value}()`", stored, method=True)
         elif self.model.call_name(node) == "builtins.setattr" and len(node.args) == 3:
             self._check_object(node.args[0].value, node, "`setattr`", stored[2:], method=True)
@@ -132,7 +133,7 @@ class OuterStateMutation(Rule):
     def _check_object(self, receiver: cst.BaseExpression, node: cst.CSTNode, action: str,
                       stored: list[cst.BaseExpression], method: bool) -> None:
         """Report when a tracer is stored into an object that lives outside the traced function."""
-        receiver = _root(receiver)
+        receiver = chain_root(receiver)
         if not isinstance(receiver, cst.Name) or self.trace is None:
             return
         if not any(self.model.is_traced(value) for value in stored):
@@ -155,9 +156,3 @@ class OuterStateMutation(Rule):
             return "a module"
         return None
 
-
-def _root(node: cst.BaseExpression) -> cst.BaseExpression:
-    """`buffers["a"][0]` -> `buffers`: the object an item or attribute chain starts from."""
-    while isinstance(node, (cst.Subscript, cst.Attribute)):
-        node = node.value
-    return node
