@@ -33,7 +33,7 @@ from jaxcheck.analyzer.rule import NodeFix, Report, RuleContext
 from jaxcheck.analyzer.semantics import SemanticModel
 from jaxcheck.analyzer.semantics.builder import ModelBuilder
 from jaxcheck.analyzer.semantics.records import ModuleRecords
-from jaxcheck.analyzer.semantics.solver import FunctionTrace, Solution, solve
+from jaxcheck.analyzer.semantics.solver import Solution, solve
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
 from jaxcheck.analyzer.source import SourceDecodeError, decode_source
 from jaxcheck.analyzer.suppression import Suppressions
@@ -78,7 +78,7 @@ class FileOutcome:
     diagnostics: list[Diagnostic]
     errors: list[FileError]
     summary: ModuleSummary | None = None
-    signature: dict[str, FunctionTrace] = field(default_factory=dict)
+    signature: str = ""
 
 
 class Linter:
@@ -128,8 +128,7 @@ class Linter:
         diagnostics = _located(analysis.display_path, model, context.reports)
         if self.noqa:
             diagnostics = Suppressions.scan(analysis.text.splitlines()).filter(diagnostics)
-        signature = {key: trace for key in analysis.summary.functions if (trace := solution.trace_of(key))}
-        return FileOutcome(diagnostics, errors, analysis.summary, signature)
+        return FileOutcome(diagnostics, errors, analysis.summary, solution.signature(analysis.summary))
 
     def check_file(self, display_path: str, data: bytes, module: ModuleName,
                    solution: Solution | None = None) -> FileOutcome:
@@ -231,7 +230,7 @@ class Linter:
                 for path, outcome in outcomes.items():
                     if outcome.summary is None:
                         continue
-                    signature = {k: t for k in outcome.summary.functions if (t := solution.trace_of(k))}
+                    signature = solution.signature(outcome.summary)
                     if signature != outcome.signature:
                         stale[path] = tasks[path]
                         if keys is not None:
