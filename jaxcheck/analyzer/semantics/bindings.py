@@ -35,18 +35,24 @@ class ChangeKind(Enum):
 
 @dataclass(frozen=True, slots=True)
 class ChangeSite:
-    """Where a name's value changes: the node (for its line), how, and when in traversal order."""
+    """Where a name's value changes: the node (for its line), how, when in traversal order, the code
+    that runs it (`scope`: the key of the module or function whose own statements contain it, and the
+    `loops` around it there, outermost first), and for an attribute store or a mutation through an
+    attribute (`cfg.alpha = a`, `self.buf.append(v)`) the attribute written (`path`)."""
 
     node: cst.CSTNode
     kind: ChangeKind
     order: int
+    scope: str = ""
+    loops: tuple[int, ...] = ()
+    path: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class _Assignment:
     node: cst.CSTNode
     branches: tuple[Branch, ...]
-    in_loop: bool
+    loops: tuple[int, ...]
     order: int
 
 
@@ -72,32 +78,33 @@ class BindingHistory:
         """`name: Final = ...`: the author promises it never changes."""
         self._final.add((scope, name))
 
-    def assigned(self, scope: str, name: str, node: cst.CSTNode, branches: tuple[Branch, ...], in_loop: bool,
-                 order: int) -> None:
-        """Record a plain binding of `name` in `scope` at `node` (deduplicated: loops are interpreted twice)."""
+    def assigned(self, scope: str, name: str, node: cst.CSTNode, branches: tuple[Branch, ...],
+                 loops: tuple[int, ...], order: int) -> None:
+        """Record a plain binding of `name` in `scope` (by `scope`'s own code) at `node`, inside `loops`
+        (deduplicated: loops are interpreted twice)."""
         assignments = self._assignments.setdefault((scope, name), {})
-        assignments.setdefault(id(node), _Assignment(node, branches, in_loop, order))
+        assignments.setdefault(id(node), _Assignment(node, branches, loops, order))
 
-    def changed(self, scope: str, name: str, node: cst.CSTNode, kind: ChangeKind, order: int) -> None:
+    def changed(self, scope: str, name: str, change: ChangeSite) -> None:
         """Record a change that always counts (augmented assignment, outer write, mutation)."""
-        self._changes.setdefault((scope, name), {}).setdefault(id(node), ChangeSite(node, kind, order))
+        self._changes.setdefault((scope, name), {}).setdefault(id(change.node), change)
 
-    def change_of(self, scope: str, name: str, after: int = -1) -> ChangeSite | None:
-        """The first place, later than traversal order `after`, where `name` of `scope` changes after
-        its first binding; None when it never does."""
+    def changes_of(self, scope: str, name: str, after: int = -1) -> list[ChangeSite]:
+        """Every place, later than traversal order `after`, where `name` of `scope` changes after its
+        first binding, in traversal order; empty when it never does (or is `Final`)."""
         if (scope, name) in self._final:
-            return None
+            return []
         changes = [c for c in self._changes.get((scope, name), {}).values() if c.order > after]
         assignments = list(self._assignments.get((scope, name), {}).values())
         for index, assignment in enumerate(assignments):
             if assignment.order <= after:
                 continue
-            rebinding = assignment.in_loop or any(
+            rebinding = bool(assignment.loops) or any(
                 not _alternatives(earlier.branches, assignment.branches) for earlier in assignments[:index]
             )
             if rebinding:
-                changes.append(ChangeSite(assignment.node, ChangeKind.REBOUND, assignment.order))
-        return min(changes, key=lambda change: change.order, default=None)
+                changes.append(ChangeSite(assignment.node, ChangeKind.REBOUND, assignment.order, scope, assignment.loops))
+        return sorted(changes, key=lambda change: change.order)
 
     def created(self, scope: str, name: str, origin: CallableOrigin | None) -> None:
         """Record (or forget, with None) how the callable bound to `name` was created."""

@@ -18,7 +18,8 @@ import libcst as cst
 
 from jaxcheck.analyzer.project import absolute_module
 from jaxcheck.analyzer.semantics import jax_api
-from jaxcheck.analyzer.semantics.bindings import MUTATING_METHODS, CallableOrigin, ChangeKind
+from jaxcheck.analyzer.semantics.bindings import MUTATING_METHODS, CallableOrigin, ChangeKind, ChangeSite
+from jaxcheck.analyzer.semantics.program_order import CallEvent
 from jaxcheck.analyzer.semantics.parameter_use import PROBE_ATTRIBUTES, PROBE_CALLS, ParameterUse
 from jaxcheck.analyzer.semantics.records import ModuleRecords, OuterName, TransformSite
 from jaxcheck.analyzer.semantics.scopes import (
@@ -37,7 +38,7 @@ from jaxcheck.analyzer.semantics.summary import (
     TraceRoot,
     TraceSpec,
 )
-from jaxcheck.analyzer.semantics.syntax import argument, at_receiver, chain_root, dotted
+from jaxcheck.analyzer.semantics.syntax import argument, at_receiver, chain_root, dotted, literal_strings
 from jaxcheck.analyzer.semantics.trace_roots import TraceRootReader
 from jaxcheck.analyzer.semantics.values import (
     NO_DEPS,
@@ -235,6 +236,7 @@ class ModelBuilder(TraceRootReader):
                 for target in statement.targets:
                     self._bind(target.target, value)
                     self._record_origin(target.target, statement.value)
+                    self._record_transform_binding(target.target, statement.value)
             elif isinstance(statement, cst.AnnAssign):
                 self._note_final(statement)
                 if statement.value is not None:
@@ -270,8 +272,7 @@ class ModelBuilder(TraceRootReader):
             flags = current.flags & value.flags & PYTHON_CONTAINER | current.flags & JAX_ARRAY
             owner = self._owner(node.target.value)
             if owner is not None:
-                order = self._next_order()
-                self.records.history.changed(owner.key, node.target.value, node, ChangeKind.AUGMENTED, order)
+                self.records.history.changed(owner.key, node.target.value, self._change(node, ChangeKind.AUGMENTED))
             self._bind(node.target, combine((current, value), flags))
         else:
             self._eval_target_parts(node.target)
@@ -570,12 +571,29 @@ class ModelBuilder(TraceRootReader):
             self.records.outer_writes.add(id(target))
             owner = self._owner(name)
             if owner is not None:
-                order = self._next_order()
-                self.records.history.changed(owner.key, name, target, ChangeKind.WRITTEN_FROM_FUNCTION, order)
+                self.records.history.changed(owner.key, name, self._change(target, ChangeKind.WRITTEN_FROM_FUNCTION))
             return
         order = self._next_order()
-        self.records.history.assigned(scope.key, name, target, tuple(self._branches), bool(self._loops), order)
+        self.records.history.assigned(scope.key, name, target, tuple(self._branches), tuple(self._loops), order)
         self.records.history.created(scope.key, name, None)
+        self.records.program_order.bound_transform(scope.key, name, None)
+
+    def _change(self, node: cst.CSTNode, kind: ChangeKind, path: str | None = None) -> ChangeSite:
+        """A change made here, now: by the current code scope, inside the current loops."""
+        return ChangeSite(node, kind, self._next_order(), self._code_scope, tuple(self._loops), path)
+
+    @property
+    def _code_scope(self) -> str:
+        """The module or function whose own statements are being interpreted (class bodies and
+        comprehensions run as part of the code around them)."""
+        scope = self.scope
+        while scope.kind in (ScopeKind.CLASS, ScopeKind.COMPREHENSION) and scope.parent is not None:
+            scope = scope.parent
+        return scope.key
+
+    def _call_event(self, node: cst.Call, callee: str) -> None:
+        """The current code calls `callee` (for program order: what may be traced when)."""
+        self.records.program_order.called(self._code_scope, id(node), CallEvent(self._next_order(), tuple(self._loops), callee))
 
     def _note_final(self, statement: cst.AnnAssign) -> None:
         annotation = statement.annotation.annotation
@@ -589,6 +607,17 @@ class ModelBuilder(TraceRootReader):
         """Remember how a callable bound to a plain name was created (for transform-in-loop)."""
         if isinstance(target, cst.Name) and self.scope.kind is not ScopeKind.CLASS:
             self.records.history.created(self.scope.function_scope().key, target.value, self._origin_of(value))
+
+    def _record_transform_binding(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """`step = jax.jit(f)`: calls of `step` (program order) call `f`."""
+        if not (isinstance(target, cst.Name) and isinstance(value, cst.Call)):
+            return
+        if self.records.call_names.get(id(value)) not in self.transforms:
+            return
+        wrapped = argument(value, 0, ("fun", "f"))
+        name = qualified_name(self.scope, wrapped) if wrapped is not None else None
+        if name is not None:
+            self.records.program_order.bound_transform(self._code_scope, target.value, name)
 
     def _origin_of(self, value: cst.BaseExpression) -> CallableOrigin:
         loops = tuple(self._loops)
@@ -611,15 +640,14 @@ class ModelBuilder(TraceRootReader):
             return
         if containers_only and not self.scope.load(base.value).flags & PYTHON_CONTAINER:
             return
-        self._record_mutated_name(base, target)
+        written = target.value if containers_only and isinstance(target, cst.Attribute) else target  # `x.append`: x
+        self._record_mutated_name(base, target, _first_attribute(written, base))
 
-    def _record_mutated_name(self, name: cst.Name, site: cst.CSTNode) -> None:
+    def _record_mutated_name(self, name: cst.Name, site: cst.CSTNode, path: str | None = None) -> None:
         self.records.mutated_names.add(id(name))
-        if self.scope.kind is ScopeKind.MODULE and not self._loops:
-            return  # straight-line module code runs once, at import, before anything is traced
         owner = self._owner(name.value)
         if owner is not None:
-            self.records.history.changed(owner.key, name.value, site, ChangeKind.MUTATED, self._next_order())
+            self.records.history.changed(owner.key, name.value, self._change(site, ChangeKind.MUTATED, path))
 
     def _eval_target_parts(self, target: cst.BaseExpression) -> None:
         """Record the sub-expressions of a store target (`x[i]`, `obj.attr`, tuples of those)."""
@@ -692,8 +720,11 @@ class ModelBuilder(TraceRootReader):
         )
         enclosing = self.scope.function_scope()
         parent = enclosing.key if enclosing.kind is ScopeKind.FUNCTION else None
+        defaults = frozenset(
+            p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params) if p.default
+        )
         self.functions[key] = FunctionSummary(
-            key, positional, keyword_only, star, star_kw, array_params, non_array_params, parent
+            key, positional, keyword_only, star, star_kw, array_params, non_array_params, parent, defaults=defaults
         )
         self.records.function_keys[id(node)] = key
         self.records.definition_order[key] = self._next_order()
@@ -807,6 +838,8 @@ class ModelBuilder(TraceRootReader):
         attr = node.attr.value
         if attr in PROBE_ATTRIBUTES:
             self._note_probe(node.value)
+        if id(node.value) in self.records.outer_names:
+            self.records.read_paths[id(node.value)] = attr
         if receiver.deps and attr in jax_api.ARRAY_VIEW_ATTRIBUTES:
             return Value(receiver.deps, receiver.flags & JAX_ARRAY if attr != "at" else 0)
         if receiver.flags & FILESYSTEM_PATH and attr == "parent":
@@ -1021,7 +1054,13 @@ class ModelBuilder(TraceRootReader):
             return combine((staged, *args))
         if isinstance(node.func, cst.Call) and self.records.call_names.get(id(node.func)) in self.transforms:
             self.records.called_transforms.add(id(node.func))
+            self._record_transformed_call(node, node.func, args)
             return combine((staged, *args))  # `jax.jit(f)(x)`, `jax.value_and_grad(loss)(params)`
+        if isinstance(node.func, cst.Name):
+            owner = self._owner(node.func.value)
+            target = self.records.program_order.transformed_target(owner.key, node.func.value) if owner else None
+            if target is not None:
+                self._call_event(node, target)
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in MUTATING_METHODS:
             self._record_mutation(node.func, containers_only=True)
         if name is not None:
@@ -1029,7 +1068,10 @@ class ModelBuilder(TraceRootReader):
             if kind is not None:
                 return Value(NO_DEPS, kind)
             if name == "builtins.setattr" and node.args and isinstance(node.args[0].value, cst.Name):
-                self._record_mutated_name(node.args[0].value, node)
+                attribute = node.args[1].value if len(node.args) > 1 else None
+                names = literal_strings(attribute) if isinstance(attribute, cst.SimpleString) else None
+                path = names[0] if names else None
+                self._record_mutated_name(node.args[0].value, node, path)
             if jax_api.is_array_call(name):
                 flags = BOOL_MASK if name in jax_api.BOOL_RESULT_CALLS else 0
                 flags |= JAX_ARRAY if jax_api.returns_array(name) else 0
@@ -1076,15 +1118,27 @@ class ModelBuilder(TraceRootReader):
         return Value(frozenset({CallDep(self._function_key, key, arguments)}))
 
     def _record_edge(self, node: cst.Call, callee: str, args: list[Value], bound: int) -> CallArguments:
+        """Record the call `node` of `callee` (at module level too: which arguments a function is ever
+        passed decides which of its defaulted parameters can hold tracers)."""
         arguments = self._arguments(node, args, bound)
         caller = self._function_key
+        self._call_event(node, callee)
         if self._loops:
             self.repeated_calls.add(callee)
-        if self._in_function:
-            callee_summary = self.functions.get(callee)
-            closure = callee_summary is not None and callee_summary.parent == caller
-            self.edges[id(node)] = CallEdge(caller, callee, arguments, closure)
+        callee_summary = self.functions.get(callee)
+        closure = self._in_function and callee_summary is not None and callee_summary.parent == caller
+        self.edges[id(node)] = CallEdge(caller, callee, arguments, closure)
         return arguments
+
+    def _record_transformed_call(self, node: cst.Call, transform_call: cst.Call, args: list[Value]) -> None:
+        """`jax.jit(f)(x)`: `f` is called with these arguments."""
+        target = argument(transform_call, 0, ("fun", "f"))
+        if target is None:
+            return
+        method = self._method_key(target)
+        name = method or qualified_name(self.scope, target)
+        if name is not None and not name.startswith(_EXTERNAL_PREFIXES):
+            self._record_edge(node, name, args, 1 if method else 0)
 
     def _transform_call(self, node: cst.Call, transform: jax_api.Transform) -> None:
         target = argument(node, 0, ("fun", "f"))
@@ -1122,11 +1176,12 @@ class ModelBuilder(TraceRootReader):
             body = argument(node, slot.position, (slot.keyword,))
             if body is None:
                 continue
-            if slot.sequence and isinstance(body, (cst.List, cst.Tuple)):
-                for element in body.elements:
-                    self._register_target(element.value, spec)
-            else:
-                self._register_target(body, spec)
+            bodies = [e.value for e in body.elements] if slot.sequence and isinstance(body, (cst.List, cst.Tuple)) else [body]
+            for each in bodies:
+                self._register_target(each, spec)
+                target = qualified_name(self.scope, each)
+                if target is not None:
+                    self._call_event(node, target)
 
 
 # ------------------------------------------------------------------------------------- helpers
@@ -1140,3 +1195,22 @@ def _call_elements(value: Value, count: int) -> tuple[Value, ...] | None:
     if not isinstance(dep, CallDep) or dep.index is not None:
         return None
     return tuple(Value(frozenset({replace(dep, index=i)})) for i in range(count))
+
+
+def _first_attribute(target: cst.BaseExpression, root: cst.Name) -> str | None:
+    """The attribute right after `root` in a store target (`cfg.alpha = a` -> "alpha",
+    `self.buf.append` -> "buf"); None when the root object itself is written (`x[k] = v`)."""
+    node: cst.BaseExpression = target
+    attribute: str | None = None
+    while node is not root:
+        if isinstance(node, cst.Attribute):
+            attribute = node.attr.value
+            node = node.value
+        elif isinstance(node, cst.Subscript):
+            attribute = None
+            node = node.value
+        elif isinstance(node, cst.Call):
+            node = node.func
+        else:
+            return None
+    return attribute

@@ -133,12 +133,13 @@ class SemanticModel:
             return None
         return outer
 
-    def change_of(self, outer: OuterName, name: str, reader: str | None) -> ChangeSite | None:
-        """Where the outer variable `name`, read by function `reader`, is rebound or its object mutated.
+    def change_of(self, outer: OuterName, name: str, reader: str | None, read: cst.Name | None = None) -> ChangeSite | None:
+        """Where the outer variable `name`, read by traced function `reader`, changes so that the
+        compiled program can go stale (see :mod:`.program_order`); None when it cannot.
 
-        A module-level variable may change anywhere after import. A variable of an enclosing function
-        only matters when it changes after the nested function reading it was created: a closure made
-        after the last change is recreated (and retraced) on every call of its enclosing function."""
+        A variable of an enclosing function only matters when it changes after the nested function
+        reading it was created. With `read` (`cfg.alpha`), a store to another attribute
+        (`cfg.beta = 1`) is no change of what is read."""
         after = -1
         if not outer.module_level:
             key = reader
@@ -149,7 +150,14 @@ class SemanticModel:
                 key = function.parent
             if key is not None:
                 after = self.records.definition_order.get(key, -1)
-        return self.records.history.change_of(outer.scope, name, after)
+        path = self.records.read_paths.get(id(read)) if read is not None else None
+        order = self.records.program_order
+        for change in self.records.history.changes_of(outer.scope, name, after):
+            if path is not None and change.path is not None and change.path != path:
+                continue
+            if reader is None or order.goes_stale(change, outer.scope, outer.module_level, reader, self.solution.reaches):
+                return change
+        return None
 
     def outer_variable_reads(self) -> list[tuple[cst.Name, str]]:
         """Every read of a variable bound outside the reading function, with that function's key."""

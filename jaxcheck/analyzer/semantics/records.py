@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from jaxcheck.analyzer.semantics.bindings import BindingHistory, CallableOrigin
+from jaxcheck.analyzer.semantics.program_order import ProgramOrder
 from jaxcheck.analyzer.semantics.scopes import BindingKind
 from jaxcheck.analyzer.semantics.values import Value
 
@@ -50,5 +51,8 @@ class ModuleRecords:
     functions_in_loops: set[str] = field(default_factory=set)
     definition_order: dict[str, int] = field(default_factory=dict)
     history: BindingHistory = field(default_factory=BindingHistory)
+    program_order: ProgramOrder = field(default_factory=ProgramOrder)
+    read_paths: dict[int, str] = field(default_factory=dict)
+    """For a read of an outer name followed by an attribute (`cfg.alpha`), that attribute."""
     random_scopes: set[str] = field(default_factory=set)
     """Keys of the functions (and the module) whose own code calls `jax.random`."""

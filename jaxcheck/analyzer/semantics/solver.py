@@ -51,6 +51,8 @@ class Solution:
     roots: set[str] = field(default_factory=set)
     cached: set[str] = field(default_factory=set)
     resolve: _Resolver | None = None
+    callees: dict[str, set[str]] = field(default_factory=dict)
+    """Project functions each function calls directly (resolved keys)."""
     repeated: set[str] = field(default_factory=set)
     """Functions evidently run more than once: called inside a loop (module level too), or called by a
     function that is. A test, `main()` or a constructor called once is not."""
@@ -84,6 +86,24 @@ class Solution:
         """The project function a qualified name (or re-export of one) refers to, if any."""
         key = self.resolve(target) if self.resolve is not None else target
         return self.functions.get(key) if key is not None else None
+
+    def reaches(self, callee: str, function: str) -> bool:
+        """Whether calling `callee` (a function key or qualified name) may run `function`: it is
+        `function`, or calls it directly or through other project functions."""
+        start = self.resolve(callee) if self.resolve is not None else callee
+        if start is None:
+            return False
+        seen = {start}
+        pending = [start]
+        while pending:
+            key = pending.pop()
+            if key == function:
+                return True
+            for next_key in self.callees.get(key, ()):
+                if next_key not in seen:
+                    seen.add(next_key)
+                    pending.append(next_key)
+        return False
 
     def signature(self, summary: ModuleSummary) -> str:
         """A canonical text of what a lint of `summary`'s module depends on in this solve: how its
@@ -172,17 +192,21 @@ def solve(summaries: Iterable[ModuleSummary]) -> Solution:
             exports[f"{summary.module}.{name}"] = target
     resolve = _Resolver(functions, exports)
     solution = Solution(functions, resolve=resolve)
-    for summary in summaries:
-        for root in summary.roots:
-            key = resolve(root.target)
-            if key is not None:
-                _apply(solution, key, root.spec)
     edges_by_caller: dict[str, list[tuple[CallEdge, str]]] = {}
+    passed: dict[str, set[str]] = {}
     for summary in summaries:
         for edge in summary.edges:
             callee = resolve(edge.callee)
             if callee is not None:
                 edges_by_caller.setdefault(edge.caller, []).append((edge, callee))
+                solution.callees.setdefault(edge.caller, set()).add(callee)
+                passed.setdefault(callee, set()).update(edge.arguments.passed(functions[callee]))
+    for summary in summaries:
+        for root in summary.roots:
+            key = resolve(root.target)
+            if key is not None:
+                never_passed = functions[key].defaults - passed.get(key, set())
+                _apply(solution, key, root.spec, never_passed)
     changed = True
     while changed:
         changed = False
@@ -210,7 +234,9 @@ def _repeated(start: set[str], functions: dict[str, FunctionSummary],
     return reached
 
 
-def _apply(solution: Solution, key: str, spec: TraceSpec) -> None:
+def _apply(solution: Solution, key: str, spec: TraceSpec, never_passed: frozenset[str] | set[str]) -> None:
+    """Trace function `key` by `spec`; parameters whose Python default no known call overrides
+    (`never_passed`) keep that concrete default."""
     function = solution.functions[key]
     solution.transforms.setdefault(key, set()).add(spec.transform)
     solution.roots.add(key)
@@ -218,7 +244,7 @@ def _apply(solution: Solution, key: str, spec: TraceSpec) -> None:
         solution.cached.add(key)
     if spec.staged:
         solution.staged.add(key)
-    traced = spec.traced_params(function)
+    traced = spec.traced_params(function) - never_passed
     if traced:
         solution.traced_params.setdefault(key, set()).update(traced)
 

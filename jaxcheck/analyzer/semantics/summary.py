@@ -20,7 +20,8 @@ class FunctionSummary:
     that can never hold a tracer (`str`, `Callable`, `DTypeLike`); `parent` is the enclosing function's key.
     `return_elements` holds per-position dependencies when every `return` returns a tuple of one length.
     `inert_params` are the parameters the body only probes (see :mod:`.parameter_use`); `memoized`
-    functions (`functools.cache`, `lru_cache`, a project's `*cache` decorator) run once per argument.
+    functions (`functools.cache`, `lru_cache`, a project's `*cache` decorator) run once per argument;
+    `defaults` are the parameters with a Python default.
     """
 
     key: str
@@ -35,6 +36,7 @@ class FunctionSummary:
     return_elements: tuple[Deps, ...] | None = None
     inert_params: frozenset[str] = frozenset()
     memoized: bool = False
+    defaults: frozenset[str] = frozenset()
 
     @property
     def parameters(self) -> tuple[str, ...]:
@@ -66,7 +68,8 @@ class CallArguments:
     has_star: bool = False
 
     def bind(self, function: FunctionSummary) -> dict[str, Deps]:
-        """Map `function`'s parameter names to the dependencies of the arguments passed to them."""
+        """Map `function`'s parameter names to the dependencies of the arguments passed to them; empty
+        when the arguments do not fit the signature (too many, an unknown keyword): that call fails."""
         params = function.positional[self.bound_positional :]
         bound: dict[str, Deps] = {}
         for index, deps in enumerate(self.positional):
@@ -74,12 +77,22 @@ class CallArguments:
                 bound[params[index]] = deps
             elif function.var_positional is not None:
                 bound[function.var_positional] = bound.get(function.var_positional, frozenset()) | deps
+            else:
+                return {}
         for name, deps in self.keywords:
             if name in params or name in function.keyword_only:
                 bound[name] = deps
             elif function.var_keyword is not None:
                 bound[function.var_keyword] = bound.get(function.var_keyword, frozenset()) | deps
+            else:
+                return {}
         return bound
+
+    def passed(self, function: FunctionSummary) -> frozenset[str]:
+        """The parameters of `function` this call gives a value (all of them after `*args`/`**kwargs`)."""
+        if self.has_star:
+            return frozenset(function.parameters)
+        return frozenset(self.bind(function))
 
 
 @dataclass(frozen=True, slots=True)

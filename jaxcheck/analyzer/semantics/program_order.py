@@ -1,0 +1,72 @@
+"""Program order for stale reads: can a change to a variable happen after a traced function that reads
+it was first traced, while its compiled program is still reused?
+
+The builder records, per code scope (the module or a function: the code whose own statements run in
+order), the calls it makes in traversal order: calls of project functions, `jax.jit(f)(x)`, lax calls
+with their bodies, and calls of names bound to a transform's result (`step = jax.jit(f)`, then
+`step(x)`). A change (see :class:`ChangeSite`) makes a read by traced function `reader` stale when:
+
+- it runs in code other than the variable's own scope (a function that can run at any time: `def
+  set_rate(r): global rate`, a method mutating a module-level dict); or
+- it runs in the variable's own scope after a call there that may trace `reader` (or in a loop with
+  such a call), and, for a function's local variable, before a later call there (or in that loop).
+  Straight-line setup that finishes before any call is not staleness; nor is a store after the last call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from jaxcheck.analyzer.semantics.bindings import ChangeSite
+
+Reaches = Callable[[str, str], bool]
+"""`reaches(callee, function)`: calling `callee` (a function key or qualified name) may run `function`."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallEvent:
+    """A call made by a scope's own code: when (traversal order), inside which loops, of what."""
+
+    order: int
+    loops: tuple[int, ...]
+    callee: str
+
+
+@dataclass(slots=True)
+class ProgramOrder:
+    """Call events per code scope, and names bound to a transform's result, as the traversal meets them."""
+
+    _events: dict[str, dict[int, CallEvent]] = field(default_factory=dict)
+    _transformed: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def called(self, scope: str, node_id: int, event: CallEvent) -> None:
+        """Record a call by `scope`'s code (deduplicated per call node: loops are interpreted twice)."""
+        self._events.setdefault(scope, {}).setdefault(node_id, event)
+
+    def bound_transform(self, scope: str, name: str, target: str | None) -> None:
+        """`name` of `scope` now holds a transform of `target` (`step = jax.jit(f)`), or no longer does."""
+        if target is None:
+            self._transformed.pop((scope, name), None)
+        else:
+            self._transformed[(scope, name)] = target
+
+    def transformed_target(self, scope: str, name: str) -> str | None:
+        """The function a transform bound to `name` of `scope` wraps, if any."""
+        return self._transformed.get((scope, name))
+
+    def goes_stale(self, change: ChangeSite, owner: str, module_level: bool, reader: str, reaches: Reaches) -> bool:
+        """Whether `change` to a variable of scope `owner` can make `reader`'s compiled program stale."""
+        if change.scope != owner:
+            return True
+        events = [e for e in self._events.get(owner, {}).values() if reaches(e.callee, reader)]
+        traced_before = any(e.order < change.order or _share_loop(e.loops, change.loops) for e in events)
+        if not traced_before:
+            return False
+        if module_level:
+            return True  # after import, anything may call it again
+        return any(e.order > change.order or _share_loop(e.loops, change.loops) for e in events)
+
+
+def _share_loop(first: tuple[int, ...], second: tuple[int, ...]) -> bool:
+    return bool(first) and bool(second) and first[0] == second[0]
