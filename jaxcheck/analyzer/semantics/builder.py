@@ -106,6 +106,9 @@ class ModelBuilder(TraceRootReader):
         self.edges: dict[int, CallEdge] = {}
         self.repeated_calls: set[str] = set()
         self.parameter_use = ParameterUse()
+        self._container_params: dict[str, frozenset[str]] = {}
+        self._immediate_calls: dict[int, cst.Call] = {}
+        """Transform calls called right away (`jax.vmap(f)(x)`), by id, with the call."""
         self.returns: dict[str, Value] = {}
         self.tuple_returns: dict[str, tuple[Value, ...] | None] = {}
         self.flax_classes: set[str] = set()
@@ -368,7 +371,8 @@ class ModelBuilder(TraceRootReader):
                 self._if(node.orelse)
             elif node.orelse is not None:
                 self._suite(node.orelse.body)
-        self._join_env(after_body)
+        if not _always_exits(node.body):  # `if isinstance(x, Tracer): raise ...`: x is concrete after it
+            self._join_env(after_body)
 
     def _isinstance_narrowing(self, test: cst.BaseExpression) -> tuple[set[str], set[str]]:
         """Names proven concrete (not tracers) when `test` is true, and when it is false:
@@ -718,6 +722,9 @@ class ModelBuilder(TraceRootReader):
         non_array_params = frozenset(
             p.name.value for p in annotated if self._is_non_array_annotation(p.annotation.annotation)  # type: ignore[union-attr]
         )
+        self._container_params[key] = frozenset(
+            p.name.value for p in annotated if self._is_container_annotation(p.annotation.annotation)  # type: ignore[union-attr]
+        )
         enclosing = self.scope.function_scope()
         parent = enclosing.key if enclosing.kind is ScopeKind.FUNCTION else None
         defaults = frozenset(
@@ -739,6 +746,18 @@ class ModelBuilder(TraceRootReader):
         if isinstance(annotation, (cst.SimpleString, cst.ConcatenatedString)):
             return False
         return qualified_name(self.scope, annotation) in jax_api.ARRAY_ANNOTATIONS
+
+    def _is_container_annotation(self, annotation: cst.BaseExpression) -> bool:
+        """`dict`, `Dict[str, Array]`, `Optional[Dict]`, `list | None`: a Python container (or None)."""
+        if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+            sides = (annotation.left, annotation.right)
+            return all(self._is_container_annotation(s) or _is_none(s) for s in sides) and not all(map(_is_none, sides))
+        base = annotation.value if isinstance(annotation, cst.Subscript) else annotation
+        name = qualified_name(self.scope, base)
+        if name == "typing.Optional" and isinstance(annotation, cst.Subscript) and len(annotation.slice) == 1:
+            inner = annotation.slice[0].slice
+            return isinstance(inner, cst.Index) and self._is_container_annotation(inner.value)
+        return name in jax_api.CONTAINER_ANNOTATIONS
 
     def _is_non_array_annotation(self, annotation: cst.BaseExpression) -> bool:
         """`str`, `Callable[...]`, `DTypeLike | None`, `Optional[str]`: types that never hold a tracer."""
@@ -769,9 +788,9 @@ class ModelBuilder(TraceRootReader):
         names += [n for n in (function.var_positional, function.var_keyword) if n is not None]
         for name in names:
             scope.bind(name, VARIABLE, Value(frozenset({ParamDep(key, name)})))
-        for name in (function.var_positional, function.var_keyword):
-            if name is not None:
-                scope.bind(name, VARIABLE, Value(frozenset({ParamDep(key, name)}), PYTHON_CONTAINER))
+        containers = {n for n in (function.var_positional, function.var_keyword) if n is not None}
+        for name in containers | self._container_params.get(key, frozenset()):
+            scope.bind(name, VARIABLE, Value(frozenset({ParamDep(key, name)}), PYTHON_CONTAINER))
         if defining.kind is ScopeKind.CLASS and function.positional:
             scope.self_name = function.positional[0]
             scope.class_scope = defining
@@ -1034,6 +1053,8 @@ class ModelBuilder(TraceRootReader):
     # ------------------------------------------------------------------------------------ calls
     def _call(self, node: cst.CSTNode) -> Value:
         assert isinstance(node, cst.Call)
+        if isinstance(node.func, cst.Call):
+            self._immediate_calls[id(node.func)] = node
         self._eval(node.func)
         name = qualified_name(self.scope, node.func)
         if name is not None:
@@ -1143,11 +1164,20 @@ class ModelBuilder(TraceRootReader):
     def _transform_call(self, node: cst.Call, transform: jax_api.Transform) -> None:
         target = argument(node, 0, ("fun", "f"))
         if target is not None:
-            self._register_target(target, self._spec(transform, node.args))
+            self._register_target(target, self._called_spec(self._spec(transform, node.args), node))
             if self._records_transform_sites:
                 origin = self._callable_origin(target)
                 site = TransformSite(self._site_function, tuple(self._loops), origin, transform.caches)
                 self.records.transform_sites[id(node)] = site
+
+    def _called_spec(self, spec: TraceSpec, transform_call: cst.Call) -> TraceSpec:
+        """`jax.vmap(f)(x)`: only the arguments of that call reach `f` (its defaults stay concrete)."""
+        call = self._immediate_calls.get(id(transform_call))
+        if call is None or any(arg.star for arg in call.args):
+            return spec
+        positional = sum(1 for arg in call.args if arg.keyword is None)
+        keywords = frozenset(arg.keyword.value for arg in call.args if arg.keyword is not None)
+        return replace(spec, positional_limit=positional, passed_keywords=keywords)
 
     def _callable_origin(self, target: cst.BaseExpression) -> CallableOrigin | None:
         """How the callable a transform is applied to was created in the current function, if it was."""
@@ -1214,3 +1244,17 @@ def _first_attribute(target: cst.BaseExpression, root: cst.Name) -> str | None:
         else:
             return None
     return attribute
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _always_exits(suite: cst.BaseSuite) -> bool:
+    """True when a block ends in `raise` or `return`: code after its `if` runs only when the test was
+    false. (`continue`/`break` are not counted: their values still flow around the loop.)"""
+    statements = suite.body
+    last = statements[-1] if statements else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1] if last.body else None
+    return isinstance(last, (cst.Raise, cst.Return))

@@ -148,6 +148,17 @@ PARTIAL = frozenset({"functools.partial"})
 TRACER_TYPES = frozenset({"jax.core.Tracer", "jax.Array", "jax.numpy.ndarray"})
 """`isinstance(x, T)` with one of these may be true of a tracer; any other type proves `x` concrete."""
 
+CONTAINER_ANNOTATIONS = frozenset(
+    f"{module}.{name}"
+    for module, names in (
+        ("builtins", ("dict", "list", "tuple", "set", "frozenset")),
+        ("typing", ("Dict", "List", "Tuple", "Set", "FrozenSet", "Mapping", "MutableMapping")),
+        ("collections.abc", ("Mapping", "MutableMapping")),
+    )
+    for name in names
+)
+"""Annotations of Python containers: the truth value of such a parameter is its (static) length."""
+
 NON_ARRAY_ANNOTATIONS = frozenset(
     {
         "builtins.str", "builtins.bytes", "builtins.type", "builtins.None", "typing.Callable",

@@ -115,13 +115,15 @@ class TraceSpec:
     bound_positional: int = 0
     bound_names: frozenset[str] = frozenset()
     positional_limit: int | None = None
+    passed_keywords: frozenset[str] = frozenset()
     caches: bool = False
 
     def traced_params(self, function: FunctionSummary) -> frozenset[str]:
         """The parameters of `function` that receive tracers under this transform.
 
-        With `positional_limit` (lax bodies: `scan` passes exactly `carry, x`), only that many leading
-        parameters are traced; the rest keep their Python defaults."""
+        With `positional_limit` (lax bodies: `scan` passes exactly `carry, x`; `jax.vmap(f)(x)` passes
+        one argument), only that many leading parameters and `passed_keywords` are traced; the rest
+        keep their Python defaults."""
         if not self.staged or not self.reads_params:
             return frozenset()
         free = function.positional[self.bound_positional :]
@@ -129,6 +131,7 @@ class TraceSpec:
         excluded |= self.static_names | self.bound_names | function.non_array_params
         if self.positional_limit is not None:
             names = list(free[: self.positional_limit])
+            names += [n for n in self.passed_keywords if n in free[self.positional_limit :] or n in function.keyword_only]
         else:
             names = [*free, *function.keyword_only]
             names += [n for n in (function.var_positional, function.var_keyword) if n is not None]

@@ -55,6 +55,13 @@ class PythonBranchOnTracer(Rule):
     summary = "Python `if`/`while`/`and`/`or`/`not`/`min`/`max` on a traced value under jit, vmap, pmap or lax bodies"
 
     VALID = (
+        # Only passed arguments are traced: a default no call passes stays a Python value.
+        Valid("import jax\n@jax.jit\ndef f(x, debug=False):\n    if debug:\n        x = x + 1\n    return x\ny = f(1.0)\n"),
+        Valid("import jax\ndef ess(x, axis=0):\n    if axis < 0:\n        axis = axis + x.ndim\n    return x.sum(axis)\n"
+              "def run(xs):\n    return jax.vmap(ess)(xs)\n"),
+        # The truth value of a container parameter (annotated dict/list/tuple) is its length.
+        Valid("import jax\nfrom typing import Dict, Optional\n@jax.jit\ndef f(x, extras: Optional[Dict] = None):\n"
+              "    extras = extras or {}\n    return x, extras\ny = f(1.0, {'a': 1.0})\n"),
         Valid("import jax\n@jax.jit\ndef f(x):\n    if x.shape[0] > 2:\n        return x[:2]\n    return x\n"),
         Valid("import jax\nfrom functools import partial\n@partial(jax.jit, static_argnames=('n',))\n"
               "def f(x, n):\n    if n > 0:\n        return x * n\n    return x\n"),
@@ -72,6 +79,10 @@ class PythonBranchOnTracer(Rule):
               "        if x > 0:\n            return x\n    return x * 2\n"),
     )
     INVALID = (
+        Invalid("import jax\n@jax.jit\ndef f(x, debug=False):\n    if debug:\n        x = x + 1\n    return x\n"
+                "y = f(1.0, debug=True)\n", 4, 8),
+        Invalid("import jax\ndef ess(x, axis=0):\n    if axis < 0:\n        axis = axis + x.ndim\n    return x.sum(axis)\n"
+                "def run(xs, axes):\n    return jax.vmap(ess)(xs, axes)\n", 3, 8),
         Invalid("import jax\n@jax.jit\ndef f(x):\n    if x > 0:\n        return x\n    return -x\n", 4, 8, "jnp.where"),
         Invalid("from jax import jit as J\n@J\ndef f(x):\n    return x if x.sum() > 0 else -x\n", 4, 17),
         Invalid("import jax\ndef f(x):\n    while x < 10:\n        x = x * 2\n    return x\ng = jax.jit(f)\n", 3, 11,

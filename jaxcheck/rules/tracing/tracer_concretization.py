@@ -72,6 +72,9 @@ class TracerConcretization(Rule):
     summary = "`int()`/`float()`/`.item()`/NumPy/`math`/`range()`/list indexing/`axis=` on a traced value"
 
     VALID = (
+        # After `if isinstance(v, jax.core.Tracer): raise ...`, `v` is concrete.
+        Valid("import jax\nimport numpy as np\n@jax.jit\ndef f(x, v):\n    if isinstance(v, jax.core.Tracer):\n"
+              "        raise TypeError('v must be concrete')\n    return x * float(np.asarray(v))\n"),
         Valid("import jax\n@jax.jit\ndef f(x):\n    n = int(x.shape[0])\n    return x * n\n"),
         Valid("import jax\nimport numpy as np\n@jax.jit\ndef f(x):\n    return x.reshape(np.prod(x.shape))\n"),
         Valid("import jax\nfrom functools import partial\n@partial(jax.jit, static_argnums=(1,))\n"
@@ -85,6 +88,8 @@ class TracerConcretization(Rule):
         Valid("import jax\n@jax.jit\ndef f(xs):\n    for i in range(len(xs)):\n        xs = xs.at[i].set(0)\n    return xs\n"),
     )
     INVALID = (
+        Invalid("import jax\nimport numpy as np\n@jax.jit\ndef f(x, v):\n    if isinstance(v, jax.core.Tracer):\n"
+                "        print('traced')\n    return x * float(np.asarray(v))\n", 7, 22),
         Invalid("import jax\n@jax.jit\ndef f(x):\n    return int(x)\n", 4, 12, "astype"),
         Invalid("import jax\n@jax.jit\ndef f(x):\n    return x.sum().item()\n", 4, 12, ".item()"),
         Invalid("import jax\nimport numpy as np\n@jax.jit\ndef f(x):\n    return np.asarray(x) + 1\n", 5, 12,
