@@ -112,6 +112,7 @@ class ModelBuilder(TraceRootReader):
         self.returns: dict[str, Value] = {}
         self.tuple_returns: dict[str, tuple[Value, ...] | None] = {}
         self.flax_classes: set[str] = set()
+        self.static_methods: set[str] = set()
         self.scope = Scope(ScopeKind.MODULE, module_name, None)
         self._pending: deque[_PendingBody] = deque()
         self._lambda_counts: dict[str, int] = {}
@@ -309,6 +310,10 @@ class ModelBuilder(TraceRootReader):
             self._eval(decorator.decorator)
         self._eval_parameter_defaults(node.params)
         key = self._new_function(node, node.name.value)
+        if self.scope.kind is ScopeKind.CLASS and any(
+            qualified_name(self.scope, d.decorator) == "builtins.staticmethod" for d in node.decorators
+        ):
+            self.static_methods.add(key)
         if any(self._is_memoizer(d.decorator) for d in node.decorators):
             self.functions[key] = replace(self.functions[key], memoized=True)
         self.scope.bind(node.name.value, Binding(BindingKind.FUNCTION, key))
@@ -791,7 +796,7 @@ class ModelBuilder(TraceRootReader):
         containers = {n for n in (function.var_positional, function.var_keyword) if n is not None}
         for name in containers | self._container_params.get(key, frozenset()):
             scope.bind(name, VARIABLE, Value(frozenset({ParamDep(key, name)}), PYTHON_CONTAINER))
-        if defining.kind is ScopeKind.CLASS and function.positional:
+        if defining.kind is ScopeKind.CLASS and function.positional and key not in self.static_methods:
             scope.self_name = function.positional[0]
             scope.class_scope = defining
         return scope
@@ -1108,7 +1113,7 @@ class ModelBuilder(TraceRootReader):
             return UNKNOWN
         method = self._method_key(node.func)
         if method is not None:
-            return self._local_call(node, method, args, 1)
+            return self._local_call(node, method, args, self._self_bound(method))
         if isinstance(node.func, cst.Attribute):
             receiver = self._known(node.func.value)
             attr = node.func.attr.value
@@ -1159,7 +1164,7 @@ class ModelBuilder(TraceRootReader):
         method = self._method_key(target)
         name = method or qualified_name(self.scope, target)
         if name is not None and not name.startswith(_EXTERNAL_PREFIXES):
-            self._record_edge(node, name, args, 1 if method else 0)
+            self._record_edge(node, name, args, self._self_bound(method) if method else 0)
 
     def _transform_call(self, node: cst.Call, transform: jax_api.Transform) -> None:
         target = argument(node, 0, ("fun", "f"))

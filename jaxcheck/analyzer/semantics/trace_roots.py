@@ -27,6 +27,7 @@ class TraceRootReader:
     transforms: dict[str, jax_api.Transform]
     functions: dict[str, FunctionSummary]
     roots: dict[tuple[str, TraceSpec], TraceRoot]
+    static_methods: set[str]
     def _add_root(self, target: str, spec: TraceSpec) -> None:
         self.roots.setdefault((target, spec), TraceRoot(target, spec))
 
@@ -114,7 +115,7 @@ class TraceRootReader:
             return
         method = self._method_key(target)
         if method is not None:
-            self._add_root(method, _bound(spec, 1))
+            self._add_root(method, _bound(spec, self._self_bound(method)))
             return
         name = qualified_name(self.scope, target)
         if name is not None and not name.startswith("builtins."):
@@ -138,6 +139,10 @@ class TraceRootReader:
         if inner is not None:
             self._register_target(first, spec)
             self._register_target(first, self._spec(inner, call.args[1:], first_position=1))
+
+    def _self_bound(self, method: str) -> int:
+        """How many leading parameters `self.method` binds: none for a `@staticmethod`."""
+        return 0 if method in self.static_methods else 1
 
     def _method_key(self, target: cst.BaseExpression) -> str | None:
         """`self.method` inside a method resolves to the class's own method key."""

@@ -74,6 +74,10 @@ class ValueDependentShape(Rule):
     summary = "Boolean masks, `nonzero`/`unique` without `size=`, traced sizes and slice bounds under jit"
 
     VALID = (
+        # `in_axes=None` leaves a Python int unmapped, also for a staticmethod (no `self` is bound).
+        Valid("import jax\nimport jax.numpy as jnp\nclass D:\n    def sample(self, keys, n):\n"
+              "        return jax.vmap(self._one, in_axes=(0, None))(keys, n)\n    @staticmethod\n"
+              "    def _one(key, n):\n        return jnp.zeros((n, 3))\n"),
         Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return jnp.nonzero(x, size=3)\n"),
         Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return jnp.where(x > 0, x, 0).sum()\n"),
         Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return jnp.zeros(x.shape[0])\n"),
@@ -88,6 +92,9 @@ class ValueDependentShape(Rule):
         Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return x.reshape(-1, x.shape[-1])\n"),
     )
     INVALID = (
+        Invalid("import jax\nimport jax.numpy as jnp\nclass D:\n    def sample(self, keys, n):\n"
+                "        return jax.vmap(self._one, in_axes=(None, 0))(keys, n)\n    @staticmethod\n"
+                "    def _one(key, n):\n        return jnp.zeros((n, 3))\n", 8, 27),
         Invalid("import jax\n@jax.jit\ndef f(x):\n    return x[x > 0].sum()\n", 4, 14, "jnp.where"),
         Invalid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return jnp.nonzero(x)\n", 5, 12, "size="),
         Invalid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return jnp.where(x > 0)\n", 5, 12, "size="),
