@@ -1075,6 +1075,15 @@ class ModelBuilder(TraceRootReader):
         if transform is not None:
             self._transform_call(node, transform)
             return UNKNOWN
+        if name in jax_api.HOST_CALLBACKS or name in jax_api.REF_KERNEL_CALLS:
+            kind = self.records.host_functions if name in jax_api.HOST_CALLBACKS else self.records.ref_kernels
+            callee = self._callable_key(argument(node, 0, ("callback", "f", "kernel", "body")))
+            if callee is not None:
+                kind.add(callee)
+        if name in jax_api.CONCRETE_RESULT_CALLS:
+            return UNKNOWN
+        if name in jax_api.CONSTANT_COLLECTIVES and args and not args[0].deps:
+            return UNKNOWN  # `lax.psum(1, axis)`: a Python value
         if name in jax_api.LAX_BODIES:
             self._lax_call(node, name)
             return combine((staged, *args))
@@ -1174,6 +1183,15 @@ class ModelBuilder(TraceRootReader):
                 origin = self._callable_origin(target)
                 site = TransformSite(self._site_function, tuple(self._loops), origin, transform.caches)
                 self.records.transform_sites[id(node)] = site
+
+    def _callable_key(self, target: cst.BaseExpression | None) -> str | None:
+        """The key of a function of this module that `target` names (a lambda, `f`, `partial(f, ...)`)."""
+        if isinstance(target, cst.Lambda):
+            return self.records.function_keys.get(id(target))
+        if isinstance(target, cst.Call) and self.records.call_names.get(id(target)) in jax_api.PARTIAL and target.args:
+            return self._callable_key(target.args[0].value)
+        name = qualified_name(self.scope, target) if target is not None else None
+        return name if name in self.functions else None
 
     def _called_spec(self, spec: TraceSpec, transform_call: cst.Call) -> TraceSpec:
         """`jax.vmap(f)(x)`: only the arguments of that call reach `f` (its defaults stay concrete)."""

@@ -273,11 +273,19 @@ def is_random_call(qualified_name: str | None) -> bool:
     return namespace == "jax.random" and not function.startswith("_")
 
 
+ABSTRACT_EVALUATION = frozenset(
+    {"jax.eval_shape", "jax.make_jaxpr", "equinox.filter_eval_shape", "equinox.filter_make_jaxpr"}
+)
+"""Calls that only trace their function for shapes: a key passed through them draws nothing."""
+
+
 def consumes_key_argument(qualified_name: str | None) -> bool:
     """True when passing a key to this callable (None: unknown, a method, a user helper) may draw
     random numbers from it; `jax.random` samplers and `split` are handled by their first argument."""
     if qualified_name is None:
         return True
+    if qualified_name in ABSTRACT_EVALUATION:
+        return False
     if qualified_name in LAX_BODIES:
         return True  # the key flows into a user body
     return not qualified_name.startswith(KEY_NEUTRAL_PREFIXES)
@@ -286,3 +294,28 @@ def consumes_key_argument(qualified_name: str | None) -> bool:
 MEMOIZING_DECORATORS = frozenset({"cache", "lru_cache", "cached", "memoize", "memoized", "weakref_lru_cache"})
 """Last components of decorator names that memoize a function: it runs once per distinct argument, so a
 transform it applies is not repeated per call (`functools.cache`, JAX's own `util.cache()`)."""
+
+
+HOST_CALLBACKS = frozenset(
+    {
+        "jax.debug.callback", "jax.pure_callback", "jax.experimental.io_callback",
+        "jax.experimental.host_callback.call", "jax.experimental.host_callback.id_tap",
+        "jax.experimental.host_callback.id_print",
+    }
+)
+"""Calls whose first argument runs on the host with concrete values, on every call (not traced)."""
+
+REF_KERNEL_CALLS = frozenset(
+    {
+        "jax.experimental.pallas.pallas_call", "jax.experimental.pallas.run_scoped",
+        "jax.experimental.pallas.tpu.run_scoped", "jax.experimental.pallas.tpu.emit_pipeline",
+        "jax.experimental.pallas.mosaic_gpu.emit_pipeline", "jax.experimental.pallas.core_map",
+    }
+)
+"""Calls whose first argument is a Pallas kernel (or scoped body): its parameters are mutable Refs, so
+`o_ref[...] = v` is the API, not an in-place update of an immutable array."""
+
+CONCRETE_RESULT_CALLS = frozenset({"jax.lax.axis_size", "jax.lax.axis_index_size"})
+"""JAX calls that return a Python int even inside traced code."""
+CONSTANT_COLLECTIVES = frozenset({"jax.lax.psum"})
+"""Collectives that return a Python value when given one (`lax.psum(1, "i")` is the axis size)."""

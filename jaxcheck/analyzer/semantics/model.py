@@ -45,6 +45,7 @@ class SemanticModel:
         self.solution = solution
         self._ranges: dict[int, CodeRange] = {}
         self._enclosing_traces: dict[str | None, FunctionTrace | None] = {}
+        self._refs: set[tuple[str, str]] | None = None
 
     def locate(self, nodes: Iterable[cst.CSTNode]) -> None:
         """Compute the ranges of `nodes` in one pass over the file; :meth:`position` then reads them."""
@@ -77,6 +78,8 @@ class SemanticModel:
 
     def _find_enclosing_trace(self, function_key: str | None) -> FunctionTrace | None:
         while function_key is not None:
+            if function_key in self.records.host_functions:
+                return None  # a host callback runs on every call with concrete values
             trace = self.solution.trace_of(function_key)
             if trace is not None:
                 return trace
@@ -208,6 +211,31 @@ class SemanticModel:
         """True for a transform call whose result is called right away: `jax.jit(f)(x)`."""
         return id(node) in self.records.called_transforms
 
+    def is_ref(self, node: cst.BaseExpression) -> bool:
+        """True when `node` is a parameter of a Pallas kernel or scoped body (a mutable Ref), or of a
+        function of this module that a kernel passes one of its Refs to."""
+        param = self._parameter(self.value_of(node))
+        return param is not None and (param.function, param.name) in self._ref_parameters()
+
+    def _ref_parameters(self) -> set[tuple[str, str]]:
+        if self._refs is None:
+            functions = self.solution.functions
+            refs = {(k, p) for k in self.records.ref_kernels if k in functions for p in functions[k].parameters}
+            changed = True
+            while changed:
+                changed = False
+                for edge in self.summary.edges:
+                    callee = functions.get(edge.callee)
+                    if callee is None or not any(f == edge.caller for f, _ in refs):
+                        continue
+                    for name, deps in edge.arguments.bind(callee).items():
+                        passes_ref = any(isinstance(d, ParamDep) and (d.function, d.name) in refs for d in deps)
+                        if passes_ref and (callee.key, name) not in refs:
+                            refs.add((callee.key, name))
+                            changed = True
+            self._refs = refs
+        return self._refs
+
     def is_jax_array(self, node: cst.BaseExpression) -> bool:
         """True when `node` is known to be a JAX array, traced or not: a JAX array call's result, an
         `.at[...]` update, arithmetic or indexing on one, or a parameter annotated as an array."""
@@ -215,7 +243,7 @@ class SemanticModel:
         if value.flags & JAX_ARRAY:
             return True
         param = self._parameter(value)
-        if param is None:
+        if param is None or self.is_ref(node):
             return False
         function = self.solution.functions.get(param.function)
         return function is not None and param.name in function.array_params
@@ -227,6 +255,8 @@ class SemanticModel:
         (`params["w"]`) shows a dict, whatever the model thinks of the container."""
         if any(_is_string(element.slice) for element in target.slice):
             return False
+        if self.is_ref(target.value):
+            return False  # a Pallas Ref: `o_ref[...] = v` is how kernels write
         if self.is_jax_array(target.value):
             return True
         value = self.value_of(target.value)

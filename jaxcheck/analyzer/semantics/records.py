@@ -54,5 +54,9 @@ class ModuleRecords:
     program_order: ProgramOrder = field(default_factory=ProgramOrder)
     read_paths: dict[int, str] = field(default_factory=dict)
     """For a read of an outer name followed by an attribute (`cfg.alpha`), that attribute."""
+    host_functions: set[str] = field(default_factory=set)
+    """Keys of functions passed to host callbacks (`jax.debug.callback`): they run with concrete values."""
+    ref_kernels: set[str] = field(default_factory=set)
+    """Keys of Pallas kernels and scoped bodies: their parameters are mutable Refs."""
     random_scopes: set[str] = field(default_factory=set)
     """Keys of the functions (and the module) whose own code calls `jax.random`."""

@@ -62,6 +62,12 @@ class InPlaceArrayUpdate(Rule):
     summary = "`x[i] = v` or `x[i] += v` on an immutable JAX array; use `x = x.at[i].set(v)`"
 
     VALID = (
+        # Pallas kernels (and what they pass their Refs to) write through mutable Refs.
+        Valid("import jax\nfrom jax.experimental import pallas as pl\n"
+              "def store(src_ref: jax.Array, dst_ref: jax.Array):\n    dst_ref[0] = src_ref[0]\n"
+              "def kernel(x_ref: jax.Array, o_ref: jax.Array):\n    o_ref[...] = x_ref[...] + 1\n    o_ref[0] += 1\n"
+              "    store(x_ref, o_ref)\n"
+              "def inc(x):\n    return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)\n"),
         Valid("import numpy as np\nx = np.zeros(3)\nx[0] = 1\n"),
         Valid("import numpy as np\ndef f():\n    x = np.zeros(3)\n    x[0] += 1\n    return x\n"),
         Valid("def f(n):\n    xs = [0] * n\n    xs[0] = 1\n    return xs\n"),
@@ -78,6 +84,7 @@ class InPlaceArrayUpdate(Rule):
         Valid("import jax\n@jax.jit\ndef f(v):\n    v = v[:]\n    v[0] = v[0] + v[1]\n    return v\n"),
     )
     INVALID = (
+        Invalid("import jax\ndef kernel(x_ref: jax.Array, o_ref: jax.Array):\n    o_ref[0] += 1\n", 3, 5),
         Invalid("import jax.numpy as jnp\nx = jnp.zeros(3)\nx[0] = 1\n", 3, 1, "immutable",
                 fix="import jax.numpy as jnp\nx = jnp.zeros(3)\nx = x.at[0].set(1)\n"),
         Invalid("import jax\n@jax.jit\ndef f(x, i):\n    x[i] += 2.0\n    return x\n", 4, 5, ".add(",

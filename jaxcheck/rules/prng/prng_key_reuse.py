@@ -55,6 +55,10 @@ class PrngKeyReuse(Rule):
     summary = "a PRNG key consumed twice: two samplers, use after `split`, or in a loop without re-splitting"
 
     VALID = (
+        # Abstract evaluation draws nothing.
+        Valid("import jax\nimport equinox as eqx\ndef init(key, x):\n    return jax.random.normal(key, x.shape)\n"
+              "def f(key, x):\n    shapes = eqx.filter_eval_shape(init, key, x)\n    jaxpr = jax.make_jaxpr(init)(key, x)\n"
+              "    return init(key, x)\n"),
         Valid("import jax\ndef f(key):\n    key, sub = jax.random.split(key)\n    a = jax.random.normal(sub)\n"
               "    key, sub = jax.random.split(key)\n    return a + jax.random.normal(sub)\n"),
         Valid("import jax\ndef f(key, c):\n    if c:\n        return jax.random.normal(key)\n"
@@ -88,6 +92,9 @@ class PrngKeyReuse(Rule):
         Valid("import jax\ndef init(key, n):\n    return n\ndef f(key):\n    m = init(key, 3)\n    return jax.random.normal(key, (m,))\n"),
     )
     INVALID = (
+        Invalid("import jax\nimport equinox as eqx\ndef init(key, x):\n    return jax.random.normal(key, x.shape)\n"
+                "def f(key, x):\n    shapes = eqx.filter_eval_shape(init, key, x)\n    w = jax.random.normal(key)\n"
+                "    return init(key, x)\n", 8, 12, "line 7"),
         Invalid("import jax\ndef init(key, n):\n    return jax.random.normal(key, (n,))\ndef f(key):\n"
                 "    w1 = init(key, 3)\n    b = jax.random.normal(key)\n    return w1, b\n", 6, 9, "line 5"),
         Invalid("import jax\ndef noise(key, x):\n    if key.shape == (2,):\n        return x + jax.random.normal(key)\n"

@@ -60,6 +60,11 @@ class OuterStateMutation(Rule):
     summary = "Traced code writes outer state (`global`, `outer.append`, `outer[k] = v`, `self.attr = v`): tracers leak"
 
     VALID = (
+        # Pallas kernels write their outputs through mutable Refs, also from loop bodies inside them.
+        Valid("import jax\nfrom jax import lax\nfrom jax.experimental import pallas as pl\n"
+              "def kernel(x_ref, o_ref):\n    def body(i, c):\n        o_ref[i] = x_ref[i] * 2\n        return c\n"
+              "    lax.fori_loop(0, 8, body, 0)\n"
+              "def double(x):\n    return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)\n"),
         Valid("import jax\n@jax.jit\ndef f(x):\n    out = []\n    out.append(x)\n    return out\n"),
         Valid("import jax\n@jax.jit\ndef f(x):\n    d = {}\n    d['a'] = x\n    return d\n"),
         Valid("import jax\nlog = []\ndef f(x):\n    log.append(x)\n    return x\n"),
@@ -78,6 +83,8 @@ class OuterStateMutation(Rule):
               "        return inner.update(g, s)\n    return f\n"),
     )
     INVALID = (
+        Invalid("import jax\nfrom jax import lax\ndef run(x, out):\n    def body(i, c):\n        out[i] = x[i] * 2\n"
+                "        return c\n    lax.fori_loop(0, 8, body, 0)\n    return out\n", 5, 9),
         Invalid("import jax\nlosses = []\n@jax.jit\ndef f(x):\n    losses.append(x)\n    return x\n", 5, 5, "losses"),
         Invalid("import jax\ncounter = 0\n@jax.jit\ndef f(x):\n    global counter\n    counter = x\n    return x\n",
                 6, 5, "global"),
@@ -146,6 +153,8 @@ class OuterStateMutation(Rule):
                           "values instead")
 
     def _outer_owner(self, name: cst.Name, allow_module: bool) -> str | None:
+        if self.model.is_ref(name):
+            return None  # a Pallas Ref: writing through it is how kernels produce output
         if self.model.is_self(name):
             return "the method's `self`"
         outer = self.model.outer_state(name)

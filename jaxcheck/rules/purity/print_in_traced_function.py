@@ -67,6 +67,11 @@ class PrintInTracedFunction(Rule):
     summary = "`print`, logging, `open()` and file writes in traced code run once while tracing, not per call"
 
     VALID = (
+        # Host callbacks run on the host with concrete values, on every call.
+        Valid("import jax\n@jax.jit\ndef step(x):\n    def log(v):\n        print('value', v)\n"
+              "    jax.debug.callback(log, x)\n    return x * 2\n"),
+        Valid("import jax\nfrom jax.experimental import io_callback\n@jax.jit\ndef step(x):\n"
+              "    io_callback(lambda v: print(v), None, x)\n    return x * 2\n"),
         Valid("import jax\n@jax.jit\ndef f(x):\n    jax.debug.print('x = {}', x)\n    return x\n"),
         Valid("import jax\ndef f(x):\n    print(x)\n    return x\n"),
         Valid("import jax\n@jax.jit\ndef f(x):\n    return x\nprint(f(1.0))\n"),
@@ -80,6 +85,8 @@ class PrintInTracedFunction(Rule):
               "def f(x):\n    return p.print(x)\n"),
     )
     INVALID = (
+        Invalid("import jax\n@jax.jit\ndef step(x):\n    def log(v):\n        print('value', v)\n"
+                "    log(x)\n    return x * 2\n", 5, 9),
         Invalid("import jax\n@jax.jit\ndef f(x):\n    print(x)\n    return x\n", 4, 5, "jax.debug.print",
                 fix="import jax\n@jax.jit\ndef f(x):\n    jax.debug.print('{}', x)\n    return x\n"),
         Invalid("from jax import jit\n@jit\ndef f(x, step):\n    print(f'step {step}: loss={x:.3f} {{ok}}', 'done', x.sum())\n"

@@ -30,6 +30,8 @@ _SHAPE_ARGUMENTS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
     "jax.numpy.repeat": ((1,), ("repeats",)),
 }
 _SHAPE_METHODS = frozenset({"reshape"})
+# Keywords that fix the output shape whatever the shape arguments are.
+_STATIC_SHAPE_KEYWORDS = {"jax.numpy.repeat": "total_repeat_length"}
 
 
 class ValueDependentShape(Rule):
@@ -74,6 +76,10 @@ class ValueDependentShape(Rule):
     summary = "Boolean masks, `nonzero`/`unique` without `size=`, traced sizes and slice bounds under jit"
 
     VALID = (
+        Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x, r):\n"
+              "    return jnp.repeat(x, r, total_repeat_length=8)\n"),
+        Valid("import jax\nfrom jax import lax\nimport jax.numpy as jnp\ndef f(x):\n    n = lax.psum(1, 'i')\n"
+              "    return jnp.zeros((n, 3)) + x\ng = jax.pmap(f, axis_name='i')\n"),
         # `in_axes=None` leaves a Python int unmapped, also for a staticmethod (no `self` is bound).
         Valid("import jax\nimport jax.numpy as jnp\nclass D:\n    def sample(self, keys, n):\n"
               "        return jax.vmap(self._one, in_axes=(0, None))(keys, n)\n    @staticmethod\n"
@@ -92,6 +98,9 @@ class ValueDependentShape(Rule):
         Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return x.reshape(-1, x.shape[-1])\n"),
     )
     INVALID = (
+        Invalid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x, r):\n    return jnp.repeat(x, r)\n", 5, 26),
+        Invalid("import jax\nfrom jax import lax\nimport jax.numpy as jnp\ndef f(x):\n    n = lax.psum(x, 'i')\n"
+                "    return jnp.zeros((n, 3)) + x\ng = jax.pmap(f, axis_name='i')\n", 6, 23),
         Invalid("import jax\nimport jax.numpy as jnp\nclass D:\n    def sample(self, keys, n):\n"
                 "        return jax.vmap(self._one, in_axes=(None, 0))(keys, n)\n    @staticmethod\n"
                 "    def _one(key, n):\n        return jnp.zeros((n, 3))\n", 8, 27),
@@ -134,7 +143,8 @@ class ValueDependentShape(Rule):
                 self.report(node, f"`jnp.{function}` without `size=` has a value-dependent output shape under "
                                   f"{self.transform_name()}; pass `size=` (and `fill_value=`)")
         elif name in _SHAPE_ARGUMENTS:
-            self._check_shape_arguments(node, *_SHAPE_ARGUMENTS[name])
+            if not _has_keyword(node, _STATIC_SHAPE_KEYWORDS.get(name, "")):
+                self._check_shape_arguments(node, *_SHAPE_ARGUMENTS[name])
         elif name.startswith("jax.random."):
             self._check_shape_arguments(node, (), ("shape",))
 
