@@ -1,0 +1,60 @@
+"""Generated call wrappers: a forwarder with the wrapped function's own parameter list, so a call costs
+one Python frame and no `*args`/`**kwargs` packing in the common case (all parameters required and
+positional-or-keyword). Other signatures keep their leading required parameters and forward the rest."""
+
+from __future__ import annotations
+
+import inspect
+import keyword
+from collections.abc import Callable
+from typing import Any
+
+_TEMPLATE = """\
+def {name}({params}):
+    _jc_c = _st.check()
+    _jc_n = _st.traces
+    try:
+        if _A.nans:
+            _jc_out = _st.nan_call({args}, {kwargs})
+        else:
+            _jc_out = _st.call({call})
+    except BaseException as _jc_e:
+        _st.on_error(_jc_e, {args}, {kwargs})
+        raise
+    if _jc_c or _st.watch or _st.traces != _jc_n:
+        _st.after(_jc_c, _jc_n, {args}, {kwargs})
+    return _jc_out
+"""
+
+
+def _leading_required(fun: Callable[..., Any]) -> tuple[list[str], bool]:
+    """Names of the leading required positional-or-keyword parameters, and whether they are all of them."""
+    try:
+        parameters = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return [], False
+    names = []
+    for parameter in parameters:
+        if parameter.kind is not parameter.POSITIONAL_OR_KEYWORD or parameter.default is not parameter.empty \
+                or parameter.name.startswith("_jc_") or keyword.iskeyword(parameter.name):
+            break
+        names.append(parameter.name)
+    return names, len(names) == len(parameters)
+
+
+def make_forwarder(fun: Callable[..., Any], state: Any, active: Any) -> Callable[..., Any]:
+    """A function with `fun`'s parameters that runs `state`'s per-call checks around `state.call`
+    (or `state.nan_call` while `active.nans` is set)."""
+    names, exact = _leading_required(fun)
+    if exact:
+        params = call = ", ".join(names)
+        args, kwargs = f"({call}{',' if names else ''})", "{}"
+    else:
+        params = call = ", ".join([*names, "*_jc_args", "**_jc_kwargs"])
+        args, kwargs = f"({', '.join([*names, '*_jc_args'])},)", "_jc_kwargs"
+    name = getattr(fun, "__name__", "checked")
+    name = name if name.isidentifier() and not keyword.iskeyword(name) else "checked"
+    source = _TEMPLATE.format(name=name, params=params, call=call, args=args, kwargs=kwargs)
+    namespace: dict[str, Any] = {"_st": state, "_A": active}
+    exec(compile(source, "<jaxcheck-forwarder>", "exec"), namespace)  # noqa: S102 - parameter names only
+    return namespace[name]  # type: ignore[no-any-return]
