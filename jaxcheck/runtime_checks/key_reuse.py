@@ -39,8 +39,10 @@ def consumers(jaxpr: Any) -> dict[Any, list[Any]]:
                 for inner_var, outer in zip(inner.invars, outer_vars):
                     uses = inner_found.get(inner_var)
                     if uses and not hasattr(outer, "val"):
-                        # inside a loop or branch a consumption counts once; inside a call as often as it happens
-                        found.setdefault(origin(outer), []).extend(uses if name in _CALLS else uses[:1])
+                        # inside a loop or branch a consumption counts once; inside a call as often as it happens.
+                        # Library code traced inside has no user line: the calling equation stands for it.
+                        located = [use if eqn_line(use) is not None else eqn for use in uses]
+                        found.setdefault(origin(outer), []).extend(located if name in _CALLS else located[:1])
     return found
 
 

@@ -11,6 +11,7 @@ first equation that makes a NaN (else an Inf) out of finite inputs; forward and 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -75,21 +76,28 @@ def _flagged_eval(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], flags:
 
 
 def flagging(fun: Callable[..., Any]) -> Callable[..., Any]:
-    """`fun` rewritten to return `(outputs, flag)`; jit the result. Python values among the arguments
-    stay static (as jit passes them), traced ones become the inputs of the interpreted program."""
+    """`fun` rewritten to return `(outputs, flag)`; jit the result (it keeps `fun`'s signature, so
+    `static_argnames` still apply). Arguments that arrive as Python values stay static."""
 
+    @functools.wraps(fun)
     def checked(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
-        dynamic = [index for index, leaf in enumerate(leaves) if isinstance(leaf, jax.core.Tracer)]
-        closed, shape = jax.make_jaxpr(_rebuilt(fun, leaves, tree, dynamic), return_shape=True)(
-            *(leaves[i] for i in dynamic))
+        static_nums = tuple(i for i, arg in enumerate(args) if not _has_tracer(arg))
+        static_kwargs = {key: value for key, value in kwargs.items() if not _has_tracer(value)}
+        dynamic_kwargs = {key: value for key, value in kwargs.items() if key not in static_kwargs}
+        closed, shape = jax.make_jaxpr(functools.partial(fun, **static_kwargs), static_argnums=static_nums,
+                                       return_shape=True)(*args, **dynamic_kwargs)
+        inputs = jax.tree_util.tree_leaves(([a for i, a in enumerate(args) if i not in static_nums], dynamic_kwargs))
         flags: list[Any] = []
-        outs = _flagged_eval(closed.jaxpr, closed.consts, [leaves[i] for i in dynamic], flags)
+        outs = _flagged_eval(closed.jaxpr, closed.consts, inputs, flags)
         flags.extend(~jnp.all(jnp.isfinite(value)) for value in outs if _inexact(value))
         flag = jnp.any(jnp.stack(flags)) if flags else jnp.bool_(False)
         return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(shape), outs), flag
 
     return checked
+
+
+def _has_tracer(value: Any) -> bool:
+    return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(value))
 
 
 def _rebuilt(fun: Callable[..., Any], leaves: list[Any], tree: Any, dynamic: list[int]) -> Callable[..., Any]:

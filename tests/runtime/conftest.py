@@ -1,0 +1,30 @@
+"""Runtime tests run on real JAX (CPU); they are skipped when JAX is not installed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("jax")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _python(module: str, args: list[str], cwd: Path, env: dict[str, str] | None) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cpu", **(env or {})}
+    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=environment,
+                          capture_output=True, text=True, timeout=300)
+
+
+def run_jaxcheck(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`python -m jaxcheck ARGS` in `cwd`, importing this checkout's jaxcheck."""
+    return _python("jaxcheck", args, cwd, env)
+
+
+def run_pytest(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`python -m pytest ARGS` in `cwd`, importing this checkout's jaxcheck."""
+    return _python("pytest", args, cwd, env)
