@@ -1,0 +1,59 @@
+"""`jaxcheck run`: exit status kept, `-m module`, usage errors, settings, and pmap on 4 host devices."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.runtime.conftest import run_jaxcheck
+
+
+def test_exit_status_and_arguments_are_the_programs(tmp_path: Path):
+    (tmp_path / "prog.py").write_text("import sys\nprint(sys.argv[1:])\nsys.exit(int(sys.argv[1]))\n")
+    result = run_jaxcheck(["run", "prog.py", "3", "--flag"], tmp_path)
+    assert result.returncode == 3 and "['3', '--flag']" in result.stdout
+
+
+def test_uncaught_exception_exits_1_with_its_traceback(tmp_path: Path):
+    (tmp_path / "prog.py").write_text("raise KeyError('boom')\n")
+    result = run_jaxcheck(["run", "prog.py"], tmp_path)
+    assert result.returncode == 1 and "KeyError: 'boom'" in result.stderr
+
+
+def test_run_module_in_raise_mode(tmp_path: Path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "main.py").write_text(
+        "import jax, jax.numpy as jnp\n@jax.jit\ndef f(x):\n    print(x)\n    return x\nf(jnp.ones(1))\n")
+    result = run_jaxcheck(["run", "--mode", "raise", "-m", "pkg.main"], tmp_path)
+    assert result.returncode == 1
+    assert "RuntimeCheckError" in result.stderr and "main.py:4: JAX103" in result.stderr
+
+
+def test_usage_and_configuration_errors_exit_2(tmp_path: Path):
+    missing = run_jaxcheck(["run", "missing.py"], tmp_path)
+    assert missing.returncode == 2 and "missing.py: no such file" in missing.stderr
+    nothing = run_jaxcheck(["run"], tmp_path)
+    assert nothing.returncode == 2 and "give a script" in nothing.stderr
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxcheck.runtime]\nretrace-budget = 0\n")
+    (tmp_path / "prog.py").write_text("")
+    bad = run_jaxcheck(["run", "prog.py"], tmp_path)
+    assert bad.returncode == 2 and "runtime.retrace-budget" in bad.stderr and "Traceback" not in bad.stderr
+
+
+PMAP = """\
+import jax, jax.numpy as jnp
+double = jax.pmap(lambda x: x * 2)
+assert double(jnp.ones((4, 3))).shape == (4, 3)
+try:
+    double(jnp.ones((8, 3)))
+except Exception as error:
+    print(type(error).__name__, error.__notes__[-1])
+"""
+
+
+def test_pmap_axis_larger_than_the_device_count(tmp_path: Path):
+    (tmp_path / "prog.py").write_text(PMAP)
+    result = run_jaxcheck(["run", "prog.py"], tmp_path, env={"XLA_FLAGS": "--xla_force_host_platform_device_count=4"})
+    assert result.returncode == 0, result.stderr
+    assert "pmap maps argument 'x' over its axis 0 of size 8, but only 4 cpu device(s) exist" in result.stdout
+    assert "reshape it to (4, 2, ...)" in result.stdout
