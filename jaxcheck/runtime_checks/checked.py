@@ -20,6 +20,7 @@ import jax
 
 from jaxcheck.runtime_checks import key_reuse, nans, retrace, stale_globals
 from jaxcheck.runtime_checks.forwarder import make_forwarder
+from jaxcheck.runtime_checks.frames import user_frame
 from jaxcheck.runtime_checks.hidden_state import eqn_line, first_difference, trace_quietly
 from jaxcheck.runtime_checks.pmap_axis import axis_note
 from jaxcheck.runtime_checks.report import RuntimeCheckError, diagnostic
@@ -39,10 +40,6 @@ def parameter_names(fun: Callable[..., Any]) -> tuple[str, ...]:
         return ()
 
 
-def _has_tracer(values: Any) -> bool:
-    return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(values))
-
-
 class CheckedFunction:
     """`transform(fun, **options)` with the runtime checks; :attr:`forwarder` is what users call."""
 
@@ -60,6 +57,7 @@ class CheckedFunction:
         self.pending: deque[tuple[Any, tuple[Any, ...] | None, dict[str, Any]]] = deque()
         self.call = transform(_function(fun, self._body), *args, **options)
         self._nan_call: Callable[..., Any] | None = None
+        self._nan_reported = False  # one NaN finding per function: later flags are not located again
         self._transform, self._transform_args = transform, args
         self.forwarder = functools.wraps(fun)(make_forwarder(fun, self, ACTIVE))
         for attribute in ("lower", "trace", "eval_shape"):
@@ -106,7 +104,7 @@ class CheckedFunction:
         site = sys._getframe(2)
         where = (site.f_code.co_filename, site.f_lineno)
         if self.traces != traces_before:
-            if not _has_tracer((args, kwargs)):
+            if not nans.has_tracer((args, kwargs)):
                 self._after_trace(args, kwargs)
         elif changed:
             self._report_stale()
@@ -208,7 +206,7 @@ class CheckedFunction:
     # -- NaN mode ----------------------------------------------------------------------------------
     def nan_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Call with the NaN flag; read earlier flags that are ready."""
-        if self.transform_name != "jax.jit" or _has_tracer((args, kwargs)):
+        if self.transform_name != "jax.jit" or nans.has_tracer((args, kwargs)):
             return self.call(*args, **kwargs)
         if self._nan_call is None:
             self._nan_call = self._transform(nans.flagging(_function(self.fun, self._body)),
@@ -223,7 +221,8 @@ class CheckedFunction:
         """Read the NaN flags that are ready (all of them when `block`, the oldest when more than two wait)."""
         while self.pending and (block or len(self.pending) > 2 or self.pending[0][0].is_ready()):
             flag, args, kwargs = self.pending.popleft()
-            if bool(flag):
+            if not self._nan_reported and bool(flag):
+                self._nan_reported = True
                 self._report_nan(args, kwargs)
 
     def _report_nan(self, args: tuple[Any, ...] | None, kwargs: dict[str, Any]) -> None:
@@ -263,8 +262,6 @@ def _function(fun: Callable[..., Any], body: Callable[..., Any]) -> Callable[...
 
 
 def _call_site() -> tuple[str, int] | None:
-    from jaxcheck.runtime_checks.frames import user_frame
-
     return user_frame(sys._getframe(1))
 
 

@@ -81,8 +81,8 @@ def flagging(fun: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(fun)
     def checked(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        static_nums = tuple(i for i, arg in enumerate(args) if not _has_tracer(arg))
-        static_kwargs = {key: value for key, value in kwargs.items() if not _has_tracer(value)}
+        static_nums = tuple(i for i, arg in enumerate(args) if not has_tracer(arg))
+        static_kwargs = {key: value for key, value in kwargs.items() if not has_tracer(value)}
         dynamic_kwargs = {key: value for key, value in kwargs.items() if key not in static_kwargs}
         closed, shape = jax.make_jaxpr(functools.partial(fun, **static_kwargs), static_argnums=static_nums,
                                        return_shape=True)(*args, **dynamic_kwargs)
@@ -96,7 +96,8 @@ def flagging(fun: Callable[..., Any]) -> Callable[..., Any]:
     return checked
 
 
-def _has_tracer(value: Any) -> bool:
+def has_tracer(value: Any) -> bool:
+    """True when any leaf of `value` is a tracer (the call happens inside another trace)."""
     return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(value))
 
 
