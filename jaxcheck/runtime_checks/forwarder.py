@@ -11,6 +11,7 @@ from typing import Any
 
 _TEMPLATE = """\
 def {name}({params}):
+    __tracebackhide__ = True
     _jc_c = _st.check()
     _jc_n = _st.traces
     try:

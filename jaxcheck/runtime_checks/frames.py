@@ -9,12 +9,18 @@ import sysconfig
 from types import CodeType, FrameType, TracebackType
 
 import jax
+from jax._src import traceback_util
 
 _JAXCHECK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _LIBRARY_DIRS: tuple[str, ...] = tuple(
     sorted({os.path.dirname(os.path.abspath(jax.__file__)), _JAXCHECK_DIR,
             *(os.path.abspath(sysconfig.get_paths()[key]) for key in ("stdlib", "platstdlib", "purelib", "platlib"))})
 )
+
+
+# JAX's traceback filtering hides its own frames from users; hide jaxcheck's runtime frames the same way.
+traceback_util.register_exclusion(os.path.dirname(os.path.abspath(__file__)))
+traceback_util.register_exclusion("<jaxcheck-forwarder>")
 
 
 def is_library_file(path: str) -> bool:

@@ -21,7 +21,7 @@ class RuntimeCheckWarning(UserWarning):
     """A runtime finding in `warn` mode; `.diagnostic` holds it."""
 
     def __init__(self, diagnostic: Diagnostic) -> None:
-        super().__init__(headline(diagnostic))
+        super().__init__(headline(diagnostic, with_path=False))
         self.diagnostic = diagnostic
 
 
@@ -52,10 +52,12 @@ def url_of(diag: Diagnostic) -> str:
     return diag.url
 
 
-def headline(diag: Diagnostic) -> str:
-    """`path:line: CODE message Fix: ... [url]`, one line."""
+def headline(diag: Diagnostic, with_path: bool = True) -> str:
+    """`path:line: CODE message Fix: ... [url]`, one line (without the place when `with_path` is False:
+    a warning shows it already)."""
     fix = f" Fix: {diag.fix.title}" if diag.fix is not None else ""
-    return f"{diag.path}:{diag.range.start.line}: {diag.code} {diag.message}{fix} [{url_of(diag)}]"
+    place = f"{diag.path}:{diag.range.start.line}: " if with_path else ""
+    return f"{place}{diag.code} {diag.message}{fix} [{url_of(diag)}]"
 
 
 @dataclass

@@ -64,7 +64,8 @@ def explain(error: BaseException, fun: Callable[..., Any], jit_kwargs: dict[str,
     fix = _FIXES[code]
     if name and isinstance(value, (bool, int, float, complex, str)) and jit_kwargs is not None \
             and _static_works(fun, jit_kwargs, name, args, kwargs):
-        fix = f"mark it static: `jax.jit({_name(fun)}, static_argnames=({name!r},))` (verified: it then traces)"
+        short = getattr(fun, "__name__", "f")
+        fix = f"mark it static: `jax.jit({short}, static_argnames=({name!r},))` (verified: it then traces)"
     origin = f"; the traced value comes from the argument {name!r}" if name else ""
     passed = f" (called with {value!r})" if isinstance(value, (bool, int, float, complex, str)) else ""
     message = f"{type(error).__name__} in `{_name(fun)}` under {transform}{origin}{passed}"
