@@ -20,8 +20,10 @@ from jaxcheck.analyzer.diagnostics import Diagnostic
 from jaxcheck.runtime_checks.frames import traceback_user_frame
 from jaxcheck.runtime_checks.report import diagnostic
 from jaxcheck.runtime_checks.side_effects import capture_output
+from jaxcheck.runtime_checks.stale_globals import user_function
 
 _ARGUMENT = re.compile(r"argument '?([A-Za-z_][A-Za-z0-9_]*)'?")
+_SHAPE_ERROR = re.compile(r"Shapes must be|shape argument|dynamic_shapes|size argument|concrete size")
 _FIXES = {
     "JAX301": "use `jnp.where(...)`, `jax.lax.cond(...)` or `jax.lax.while_loop(...)` instead of Python control flow",
     "JAX302": "keep the value an array (use `jnp` functions, not `int()`/`float()`/NumPy), or make it static",
@@ -42,7 +44,7 @@ def code_of_error(error: BaseException) -> str | None:
     if isinstance(error, (errors.TracerIntegerConversionError, errors.TracerArrayConversionError)):
         return "JAX302"
     if isinstance(error, errors.ConcretizationTypeError):
-        return "JAX303" if "shape" in str(error).lower() else "JAX302"
+        return "JAX303" if _SHAPE_ERROR.search(str(error)) else "JAX302"
     return None
 
 
@@ -69,7 +71,14 @@ def explain(error: BaseException, fun: Callable[..., Any], jit_kwargs: dict[str,
     origin = f"; the traced value comes from the argument {name!r}" if name else ""
     passed = f" (called with {value!r})" if isinstance(value, (bool, int, float, complex, str)) else ""
     message = f"{type(error).__name__} in `{_name(fun)}` under {transform}{origin}{passed}"
-    return diagnostic(code, traceback_user_frame(error.__traceback__), message, fix)
+    where = traceback_user_frame(error.__traceback__) or _definition(fun)
+    return diagnostic(code, where, message, fix)
+
+
+def _definition(fun: Callable[..., Any]) -> tuple[str, int] | None:
+    """Where the user's function behind `fun` is defined (errors raised after its trace have no user frame)."""
+    code = getattr(user_function(fun), "__code__", None)
+    return (code.co_filename, code.co_firstlineno) if code is not None else None
 
 
 def _name(fun: Any) -> str:

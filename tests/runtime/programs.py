@@ -83,6 +83,37 @@ try:
 except jax.errors.TracerBoolConversionError as error:
     assert "static_argnames=('mode',)" in error.__notes__[-1], error.__notes__
 """),
+    Program("int_of_traced_array", """
+@jax.jit
+def f(x):
+    return jnp.zeros(3) + int(x[0])  # JAX302
+try:
+    f(jnp.ones(2))
+except jax.errors.ConcretizationTypeError as error:
+    assert "static_argnames" not in error.__notes__[-1] and "JAX302" in error.__notes__[-1]
+"""),
+    Program("boolean_mask_index", """
+@jax.jit
+def f(x):
+    return x[x > 0].sum()  # JAX303
+try:
+    f(jnp.ones(2))
+except jax.errors.NonConcreteBooleanIndexError as error:
+    assert "JAX303" in error.__notes__[-1]
+"""),
+    Program("leaked_tracer", """
+leaked = []
+@jax.jit
+def f(x):
+    leaked.append(x)
+    return x
+f(jnp.ones(2))
+g = jax.jit(lambda y: y + leaked[0])  # JAX102
+try:
+    g(jnp.ones(2))
+except jax.errors.UnexpectedTracerError as error:
+    assert "JAX102" in error.__notes__[-1]
+"""),
     Program("nan_masked_by_where", """
 @jax.jit
 def f(x):
@@ -158,6 +189,26 @@ def f(x, mode):
         return x
     return -x
 f(jnp.ones(2), 2)
+"""),
+    Program("static_shape_of_traced_array", """
+@jax.jit
+def f(x):
+    return jnp.zeros(3) + int(x.shape[0])
+f(jnp.ones(2))
+"""),
+    Program("mask_with_where", """
+@jax.jit
+def f(x):
+    return jnp.where(x > 0, x, 0.0).sum()
+f(jnp.ones(2))
+"""),
+    Program("tracer_returned_not_leaked", """
+@jax.jit
+def f(x):
+    return x * 2
+kept = [f(jnp.ones(2))]
+g = jax.jit(lambda y: y + kept[0])
+g(jnp.ones(2))
 """),
     Program("log_made_safe", """
 @jax.jit
