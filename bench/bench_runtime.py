@@ -80,38 +80,38 @@ def compare(title: str, variants: dict[str, tuple[Step, Callable[[], Any]]], sta
         print(f"  {name:<28} {median * 1e6:10.1f} us/call  {median / base:6.2f}x")
 
 
-def tiny(rounds: int, calls: int) -> None:
-    def f(x):
-        return x * 0.5 + 1.0
-
+def _array_variants(f: Callable[[Any], Any]) -> dict[str, tuple[Step, Callable[[], Any]]]:
+    """Bare jit, the default checks, NaN mode and `jax_debug_nans` for a one-array function."""
     bare, checked = jax.jit(f), rt.jit(f)
-    compare("tiny function (8 floats, dispatch-bound)", {
+    return {
         "bare jax.jit": (bare, _nothing),
         "jaxcheck defaults": (checked, _checks),
         "jaxcheck nans": (checked, lambda: _checks(nans=True)),
         "jax_debug_nans": (bare, lambda: _flag("jax_debug_nans")),
-    }, jnp.ones(8), rounds, calls)
+    }
+
+
+def tiny(rounds: int, calls: int) -> None:
+    def f(x):
+        return x * 0.5 + 1.0
+
+    compare("tiny function (8 floats, dispatch-bound)", _array_variants(f), jnp.ones(8), rounds, calls)
 
 
 def million(rounds: int, calls: int) -> None:
     def f(x):
         return jnp.sin(x) * 0.5 + x * 0.5
 
-    bare, checked = jax.jit(f), rt.jit(f)
-    compare("1M-element function", {
-        "bare jax.jit": (bare, _nothing),
-        "jaxcheck defaults": (checked, _checks),
-        "jaxcheck nans": (checked, lambda: _checks(nans=True)),
-        "jax_debug_nans": (bare, lambda: _flag("jax_debug_nans")),
-    }, jnp.linspace(0.0, 1.0, 1_000_000), rounds, max(calls // 10, 5))
+    compare("1M-element function", _array_variants(f), jnp.linspace(0.0, 1.0, 1_000_000), rounds,
+            max(calls // 10, 5))
 
 
 def _mlp() -> tuple[Callable[..., Any], Any, str]:
+    """A training step `(carry, x, y) -> carry`, its initial carry, and the optimizer's name."""
     key = jax.random.key(0)
     sizes = [(128, 256), (256, 256), (256, 10)]
-    keys = jax.random.split(key, len(sizes) + 2)
+    keys = jax.random.split(key, len(sizes))
     params = [(jax.random.normal(k, shape) * 0.05, jnp.zeros(shape[1])) for k, shape in zip(keys, sizes)]
-    x, y = jax.random.normal(keys[-2], (64, 128)), jax.random.normal(keys[-1], (64, 10))
 
     def loss(params, x, y):
         for w, b in params[:-1]:
@@ -122,12 +122,12 @@ def _mlp() -> tuple[Callable[..., Any], Any, str]:
     try:
         import optax
     except ImportError:
-        def step(carry, x, y):
+        def sgd_step(carry, x, y):
             params, = carry
             grads = jax.grad(loss)(params, x, y)
             return (jax.tree_util.tree_map(lambda p, g: p - 1e-2 * g, params, grads),)
 
-        return (lambda carry: step(carry, x, y)), (params,), "SGD (optax not installed)"
+        return sgd_step, (params,), "SGD (optax not installed)"
     optimizer = optax.adam(1e-3)
 
     def adam_step(carry, x, y):

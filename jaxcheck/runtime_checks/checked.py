@@ -19,7 +19,7 @@ from typing import Any
 import jax
 
 from jaxcheck.runtime_checks import key_reuse, nans, retrace, stale_globals
-from jaxcheck.runtime_checks.forwarder import make_forwarder
+from jaxcheck.runtime_checks.forwarder import make_forwarder, watch_reads
 from jaxcheck.runtime_checks.frames import user_frame
 from jaxcheck.runtime_checks.hidden_state import eqn_line, first_difference, trace_quietly
 from jaxcheck.runtime_checks.pmap_axis import axis_note
@@ -49,10 +49,10 @@ class CheckedFunction:
         self.names = parameter_names(fun)
         self.user_fun = stale_globals.user_function(fun)
         self.code = getattr(self.user_fun, "__code__", None)
-        self.traces = 0
         self.reads: list[stale_globals.Read] = []
-        self.check: Callable[[], bool] = stale_globals.compile_check([])
-        self.watch = False
+        self.traced = False  # set by each trace, cleared by the next call's slow path
+        self.watch = False  # keys to track on every call
+        self.slow = False  # traced or watch: the forwarder then calls `after`
         self.key_positions: tuple[int | str, ...] = ()
         self.pending: deque[tuple[Any, tuple[Any, ...] | None, dict[str, Any]]] = deque()
         self.call = transform(_function(fun, self._body), *args, **options)
@@ -70,7 +70,7 @@ class CheckedFunction:
     def _body(self, *args: Any, **kwargs: Any) -> Any:
         session = current()
         settings = session.settings
-        self.traces += 1
+        self.traced = self.slow = True
         reads = stale_globals.record_reads(self.user_fun) if settings.stale_globals else []
         if settings.side_effects:
             with capture_output() as sites:
@@ -80,7 +80,8 @@ class CheckedFunction:
                 session.reporter.emit(diagnostic("JAX103", (path, line), message, fix))
         else:
             out = self.fun(*args, **kwargs)
-        self.reads, self.check = reads, stale_globals.compile_check(reads)
+        self.reads = reads
+        watch_reads(self.forwarder, reads)
         self._count_trace(args, kwargs)
         return out
 
@@ -99,14 +100,15 @@ class CheckedFunction:
             session.reporter.emit(diagnostic("JAX501", where, message, retrace.retrace_fix(last, new)))
 
     # -- per call ------------------------------------------------------------------------------
-    def after(self, changed: bool, traces_before: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    def after(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """The slow path of a call: see the module docstring."""
         site = sys._getframe(2)
         where = (site.f_code.co_filename, site.f_lineno)
-        if self.traces != traces_before:
+        if self.traced:
             if not nans.has_tracer((args, kwargs)):
                 self._after_trace(args, kwargs)
-        elif changed:
+            self.traced, self.slow = False, self.watch  # after: the analysis may trace again
+        elif stale_globals.moved(self.reads):
             self._report_stale()
         if self.key_positions:
             self._track_keys(args, kwargs, where)
@@ -119,7 +121,7 @@ class CheckedFunction:
             fix = f"pass `{read.name}` as an argument (static if it is a Python value), or call `.clear_cache()`"
             reporter.emit(diagnostic("JAX101", (read.path, read.line), message, fix))
         self.reads = [replace(read, value=read.now()) for read in self.reads]
-        self.check = stale_globals.compile_check(self.reads)
+        watch_reads(self.forwarder, self.reads)
 
     def _after_trace(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         settings = current().settings
@@ -151,7 +153,7 @@ class CheckedFunction:
             index += size
         if index == len(closed.jaxpr.invars):
             self.key_positions = tuple(positions)
-            self.watch = bool(positions)
+            self.watch = self.slow = bool(positions)
 
     def _dynamic_arguments(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[int | str, Any]]:
         """`(position or name, value)` of the arguments jit traces, in the order of the program's inputs."""

@@ -9,21 +9,21 @@ import keyword
 from collections.abc import Callable
 from typing import Any
 
+from jaxcheck.runtime_checks.stale_globals import Read, identity_test
+
 _TEMPLATE = """\
 def {name}({params}):
     __tracebackhide__ = True
-    _jc_c = _st.check()
-    _jc_n = _st.traces
     try:
         if _A.nans:
             _jc_out = _st.nan_call({args}, {kwargs})
         else:
-            _jc_out = _st.call({call})
+            _jc_out = _call({call})
     except BaseException as _jc_e:
         _st.on_error(_jc_e, {args}, {kwargs})
         raise
-    if _jc_c or _st.watch or _st.traces != _jc_n:
-        _st.after(_jc_c, _jc_n, {args}, {kwargs})
+    if _st.slow or {changed}:
+        _st.after({args}, {kwargs})
     return _jc_out
 """
 
@@ -44,8 +44,10 @@ def _leading_required(fun: Callable[..., Any]) -> tuple[list[str], bool]:
 
 
 def make_forwarder(fun: Callable[..., Any], state: Any, active: Any) -> Callable[..., Any]:
-    """A function with `fun`'s parameters that runs `state`'s per-call checks around `state.call`
-    (or `state.nan_call` while `active.nans` is set)."""
+    """A function with `fun`'s parameters that calls `state.call` (or `state.nan_call` while `active.nans`
+    is set) and then `state.after` when `state.slow` is set (the call traced, or keys are watched) or a
+    recorded global changed (see :func:`watch_reads`). A global found changed after a call that did not
+    trace was already changed before it: the call used the stale program."""
     names, exact = _leading_required(fun)
     if exact:
         params = call = ", ".join(names)
@@ -55,7 +57,18 @@ def make_forwarder(fun: Callable[..., Any], state: Any, active: Any) -> Callable
         args, kwargs = f"({', '.join([*names, '*_jc_args'])},)", "_jc_kwargs"
     name = getattr(fun, "__name__", "checked")
     name = name if name.isidentifier() and not keyword.iskeyword(name) else "checked"
-    source = _TEMPLATE.format(name=name, params=params, call=call, args=args, kwargs=kwargs)
-    namespace: dict[str, Any] = {"_st": state, "_A": active}
-    exec(compile(source, "<jaxcheck-forwarder>", "exec"), namespace)  # noqa: S102 - parameter names only
-    return namespace[name]  # type: ignore[no-any-return]
+    parts = {"name": name, "params": params, "call": call, "args": args, "kwargs": kwargs}
+    namespace: dict[str, Any] = {"_st": state, "_A": active, "_call": state.call, "_jc_parts": parts}
+    return _compile(namespace, "False")
+
+
+def watch_reads(forwarder: Callable[..., Any], reads: list[Read]) -> None:
+    """Recompile `forwarder` in place (its `__code__`) so that it tests the identity of `reads`."""
+    namespace = forwarder.__globals__
+    forwarder.__code__ = _compile(namespace, identity_test(reads, namespace)).__code__
+
+
+def _compile(namespace: dict[str, Any], changed: str) -> Callable[..., Any]:
+    source = _TEMPLATE.format(changed=changed, **namespace["_jc_parts"])
+    exec(compile(source, "<jaxcheck-forwarder>", "exec"), namespace)  # noqa: S102 - names and reprs only
+    return namespace[namespace["_jc_parts"]["name"]]  # type: ignore[no-any-return]

@@ -2,7 +2,7 @@
 
 At trace time the function and the user helpers it reaches are scanned for `LOAD_GLOBAL` and free-variable
 reads; data values (numbers, strings, arrays, containers) are recorded. Each call runs a generated,
-unrolled identity check (`holder.get(name) is value and ...`). A change found on a call that did not
+unrolled identity check (`holder.get(name) is not value or ...`), inlined into the forwarder. A change found on a call that did not
 retrace is a stale read: the compiled program still holds the old value.
 """
 
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dis
 import types
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,27 +104,19 @@ def record_reads(fun: Any, limit: int = 200) -> list[Read]:
     return list(reads.values())
 
 
-def compile_check(reads: list[Read]) -> Callable[[], bool]:
-    """A function returning True when any recorded value is no longer the same object: one unrolled
-    identity comparison per read, generated so that the per-call cost stays in the tens of nanoseconds."""
-    if not reads:
-        return _never
-    namespace: dict[str, Any] = {"_M": _MISSING}
+def identity_test(reads: list[Read], namespace: dict[str, Any]) -> str:
+    """A Python expression, true when any recorded value is no longer the same object: one unrolled
+    identity comparison per read (tens of nanoseconds per call). The objects it names are put into
+    `namespace`, the globals of the code it is compiled into."""
+    namespace["_M"], namespace["_cell"] = _MISSING, _cell_contents
     terms = []
     for index, read in enumerate(reads):
-        namespace[f"h{index}"], namespace[f"v{index}"] = read.holder, read.value
+        namespace[f"_h{index}"], namespace[f"_v{index}"] = read.holder, read.value
         if isinstance(read.holder, dict):
-            terms.append(f"h{index}.get({read.name!r}, _M) is not v{index}")
+            terms.append(f"_h{index}.get({read.name!r}, _M) is not _v{index}")
         else:
-            terms.append(f"_cell(h{index}) is not v{index}")
-    namespace["_cell"] = _cell_contents
-    source = "def check():\n    return " + " or ".join(terms) + "\n"
-    exec(compile(source, "<jaxcheck-stale-check>", "exec"), namespace)  # noqa: S102 - generated from names only
-    return namespace["check"]  # type: ignore[no-any-return]
-
-
-def _never() -> bool:
-    return False
+            terms.append(f"_cell(_h{index}) is not _v{index}")
+    return " or ".join(terms) or "False"
 
 
 def _cell_contents(cell: Any) -> Any:
@@ -133,6 +124,11 @@ def _cell_contents(cell: Any) -> Any:
         return cell.cell_contents
     except ValueError:
         return _MISSING
+
+
+def moved(reads: list[Read]) -> bool:
+    """True when any name now holds another object than the one recorded."""
+    return any(read.now() is not read.value for read in reads)
 
 
 def changed(reads: list[Read]) -> list[tuple[Read, Any]]:
