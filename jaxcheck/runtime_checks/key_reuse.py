@@ -15,7 +15,8 @@ import jax
 from jaxcheck.runtime_checks.hidden_state import eqn_line
 
 CONSUMING = frozenset({"random_bits", "random_split"})
-_CALLS = frozenset({"jit", "pjit", "closed_call", "core_call", "remat", "checkpoint", "custom_jvp_call", "custom_vjp_call"})
+_CALLS = frozenset({"jit", "pjit", "closed_call", "core_call", "remat", "checkpoint", "custom_jvp_call",
+                    "custom_vjp_call"})
 MAX_TRACKED = 100_000
 
 

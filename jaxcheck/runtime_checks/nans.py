@@ -130,8 +130,8 @@ def locate(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
     for kind in ("NaN", "Inf"):
         for position, value in enumerate(values):
             if _bad(value, kind):
-                return Origin("input", kind, None, False, False, _argument_name(args, kwargs, names, leaves,
-                                                                              dynamic[position]))
+                argument = _argument_name(args, kwargs, names, dynamic[position])
+                return Origin("input", kind, None, False, False, argument)
         found = _replay(closed.jaxpr, closed.consts, values, kind)
         if found is not None:
             eqn, outputs = found
@@ -165,8 +165,8 @@ def _replay(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], kind: str) -
     return (found, outputs) if found is not None else None
 
 
-def _argument_name(args: tuple[Any, ...], kwargs: dict[str, Any], names: Sequence[str], leaves: list[Any],
-                   leaf_index: int) -> str:
+def _argument_name(args: tuple[Any, ...], kwargs: dict[str, Any], names: Sequence[str], leaf_index: int) -> str:
+    """The parameter whose pytree holds flat leaf number `leaf_index` of `(args, kwargs)`."""
     count = 0
     for index, arg in enumerate(args):
         size = len(jax.tree_util.tree_leaves(arg))

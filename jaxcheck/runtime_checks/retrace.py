@@ -60,7 +60,8 @@ def what_changed(before: Signature, after: Signature) -> str:
     if before.function != after.function:
         return "nothing but the function object: a new lambda, local def or partial is jitted each time"
     if before.wrapper != after.wrapper:
-        return "nothing but the jit wrapper: `jax.jit(f)` is applied again each time, and each wrapper has its own cache"
+        return ("nothing but the jit wrapper: `jax.jit(f)` is applied again each time, and each wrapper has its "
+                "own cache")
     return "nothing visible in the arguments (the cache was cleared, or a global changed the program)"
 
 

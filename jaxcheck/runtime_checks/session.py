@@ -21,7 +21,7 @@ class Session:
 
     settings: RuntimeSettings
     reporter: Reporter
-    trace_log: dict[CodeType, list[Any]] = field(default_factory=dict)  # see retrace.py
+    trace_log: dict[CodeType, tuple[int, Any]] = field(default_factory=dict)  # count, last signature: retrace.py
     consumed_keys: dict[int, tuple[Any, tuple[str, int] | None]] = field(default_factory=dict)  # see key_reuse.py
 
 

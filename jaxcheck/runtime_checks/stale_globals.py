@@ -2,8 +2,8 @@
 
 At trace time the function and the user helpers it reaches are scanned for `LOAD_GLOBAL` and free-variable
 reads; data values (numbers, strings, arrays, containers) are recorded. Each call runs a generated,
-unrolled identity check (`holder.get(name) is not value or ...`), inlined into the forwarder. A change found on a call that did not
-retrace is a stale read: the compiled program still holds the old value.
+unrolled identity check (`holder.get(name) is not value or ...`), inlined into the forwarder. A change
+found on a call that did not retrace is a stale read: the compiled program still holds the old value.
 """
 
 from __future__ import annotations
@@ -141,7 +141,8 @@ def same_value(old: Any, new: Any) -> bool:
     if type(old) is not type(new):
         return False
     if hasattr(old, "shape") and hasattr(old, "dtype"):
-        return bool(old.shape == new.shape and old.dtype == new.dtype and np.array_equal(np.asarray(old), np.asarray(new)))
+        same_kind = old.shape == new.shape and old.dtype == new.dtype
+        return bool(same_kind and np.array_equal(np.asarray(old), np.asarray(new)))
     try:
         return bool(old == new)
     except Exception:  # noqa: BLE001 - an object whose == fails is simply not known to be equal

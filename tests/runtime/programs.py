@@ -57,6 +57,10 @@ def f(x):
 for n in range(1, 13):
     f(jnp.ones(n))  # JAX501
 """),
+    Program("jit_of_a_fresh_lambda_per_iteration", """
+for step in range(12):
+    jax.jit(lambda x: x * 2)(jnp.ones(3))  # JAX501
+"""),
     Program("legacy_key_reused_across_calls", """
 @jax.jit
 def sample(key):
@@ -163,6 +167,11 @@ for n in range(1, 11):
     f(jnp.ones(n))
 for _ in range(20):
     f(jnp.ones(3))
+"""),
+    Program("jit_applied_once_outside_the_loop", """
+double = jax.jit(lambda x: x * 2)
+for step in range(12):
+    double(jnp.ones(3))
 """),
     Program("legacy_key_split_each_call", """
 @jax.jit

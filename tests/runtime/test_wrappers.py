@@ -71,7 +71,8 @@ def test_grad_value_and_grad_and_vmap_keywords():
         _same(rt.grad(loss, has_aux=True)(w, x), jax.grad(loss, has_aux=True)(w, x))
         _same(rt.value_and_grad(loss, argnums=1, has_aux=True)(w, x),
               jax.value_and_grad(loss, argnums=1, has_aux=True)(w, x))
-        _same(rt.vmap(loss, in_axes=(None, 0))(w, jnp.ones((3, 2))), jax.vmap(loss, in_axes=(None, 0))(w, jnp.ones((3, 2))))
+        batch = jnp.ones((3, 2))
+        _same(rt.vmap(loss, in_axes=(None, 0))(w, batch), jax.vmap(loss, in_axes=(None, 0))(w, batch))
 
 
 def test_library_functions_get_jax_itself():
