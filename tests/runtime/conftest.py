@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,11 @@ def run_jaxcheck(args: list[str], cwd: Path, env: dict[str, str] | None = None) 
     return _python("jaxcheck", args, cwd, env)
 
 
+PLUGIN = "jaxcheck.runtime_checks.pytest_plugin"
+
+
 def run_pytest(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """`python -m pytest ARGS` in `cwd`, importing this checkout's jaxcheck."""
-    return _python("pytest", args, cwd, env)
+    """`python -m pytest ARGS` in `cwd`, importing this checkout's jaxcheck, with the plugin loaded: by its
+    `pytest11` entry point when jaxcheck is installed with it, else with `-p` (both at once would clash)."""
+    installed = any(point.value == PLUGIN for point in entry_points(group="pytest11"))
+    return _python("pytest", ([] if installed else ["-p", PLUGIN]) + args, cwd, env)

@@ -68,7 +68,7 @@ def test_pytest_plugin(tmp_path: Path):
     for program in ALL:
         body = textwrap.indent(program.text, "    ")
         (tmp_path / f"test_{program.name}.py").write_text(f"def test_program():\n{body}")
-    result = run_pytest(["-p", "jaxcheck.runtime_checks.pytest_plugin", "--jaxcheck", "-q", "-p", "no:cacheprovider"],
+    result = run_pytest(["--jaxcheck", "-q", "-p", "no:cacheprovider"],
                         tmp_path)
     assert f"{len(ALL)} passed" in result.stdout, result.stdout + result.stderr
     found = {(code, name.removeprefix("test_"), line) for code, name, line in _summary_lines(result.stdout)}
@@ -78,5 +78,5 @@ def test_pytest_plugin(tmp_path: Path):
 def test_pytest_plugin_is_off_without_the_flag(tmp_path: Path):
     program = POSITIVE[0]
     (tmp_path / "test_one.py").write_text("def test_program():\n" + textwrap.indent(program.text, "    "))
-    result = run_pytest(["-p", "jaxcheck.runtime_checks.pytest_plugin", "-q", "-p", "no:cacheprovider"], tmp_path)
+    result = run_pytest(["-q", "-p", "no:cacheprovider"], tmp_path)
     assert "1 passed" in result.stdout and "jaxcheck" not in result.stdout
