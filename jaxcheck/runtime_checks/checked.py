@@ -53,6 +53,7 @@ class CheckedFunction:
         self.traced = False  # set by each trace, cleared by the next call's slow path
         self.watch = False  # keys to track on every call
         self.slow = False  # traced or watch: the forwarder then calls `after`
+        self._analysing = False  # jaxcheck's own trace for the program: not a user trace
         self.key_positions: tuple[int | str, ...] = ()
         self.pending: deque[tuple[Any, tuple[Any, ...] | None, dict[str, Any]]] = deque()
         self.call = transform(_function(fun, self._body), *args, **options)
@@ -68,6 +69,8 @@ class CheckedFunction:
 
     # -- while tracing ---------------------------------------------------------------------------
     def _body(self, *args: Any, **kwargs: Any) -> Any:
+        if self._analysing:
+            return self.fun(*args, **kwargs)
         session = current()
         settings = session.settings
         self.traced = self.slow = True
@@ -127,8 +130,12 @@ class CheckedFunction:
         settings = current().settings
         if not (settings.key_reuse or settings.hidden_state) or not hasattr(self.call, "trace"):
             return
-        with capture_output(forward=False):
-            closed = self.call.trace(*args, **kwargs).jaxpr
+        self._analysing = True
+        try:
+            with capture_output(forward=False):
+                closed = self.call.trace(*args, **kwargs).jaxpr  # a cache hit unless NaN mode made the call
+        finally:
+            self._analysing = False
         if settings.key_reuse:
             self._check_keys_in(closed, args, kwargs)
         if settings.hidden_state:

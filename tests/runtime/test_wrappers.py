@@ -165,3 +165,20 @@ def test_equinox_training_step_is_bit_identical():
         via_jax_result = via_jax(params, x, y)
     _same(eqx.filter(got, eqx.is_array), eqx.filter(expected, eqx.is_array))
     _same(via_jax_result, eqx.partition(expected, eqx.is_array)[0])
+
+
+@pytest.mark.parametrize("nans", [False, True])
+def test_jaxchecks_own_traces_do_not_count_against_the_budget(nans: bool):
+    def f(x):
+        return x.sum()
+
+    with rt.checking(mode="collect", nans=nans, retrace_budget=3) as findings:
+        checked = jax.jit(f)
+        for n in range(1, 4):
+            checked(jnp.ones(n))
+    assert findings == []
+    with rt.checking(mode="collect", nans=nans, retrace_budget=3) as findings:
+        checked = jax.jit(f)
+        for n in range(1, 5):
+            checked(jnp.ones(n))
+    assert [d.code for d in findings] == ["JAX501"]
