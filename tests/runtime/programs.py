@@ -37,6 +37,17 @@ f(jnp.ones(3))
 scale = 3.0
 f(jnp.ones(3))
 """),
+    Program("stale_global_read_by_a_helper", """
+offset = np.zeros(3)
+def shift(x):
+    return x + offset  # JAX101
+@jax.jit
+def f(x):
+    return shift(x) * 2
+f(jnp.ones(3))
+offset = np.ones(3)
+f(jnp.ones(3))
+"""),
     Program("print_while_tracing", """
 @jax.jit
 def f(x):
