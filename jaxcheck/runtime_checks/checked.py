@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import sys
 import weakref
 from collections import deque
@@ -28,7 +29,20 @@ from jaxcheck.runtime_checks.session import ACTIVE, current
 from jaxcheck.runtime_checks.side_effects import capture_output, trace_output_message
 from jaxcheck.runtime_checks.tracer_errors import explain
 
+LOG = logging.getLogger(__name__)
 LIVE: weakref.WeakSet[CheckedFunction] = weakref.WeakSet()
+
+
+def _guarded(action: Callable[..., Any], *args: Any) -> Any:
+    """Run one of jaxcheck's own analyses: a failure in it is logged and never breaks the user's program
+    (a finding raised in mode `raise` still propagates). Returns the action's result, None on failure."""
+    try:
+        return action(*args)
+    except RuntimeCheckError:
+        raise
+    except Exception:  # noqa: BLE001 - see the docstring
+        LOG.debug("jaxcheck runtime analysis %s failed", getattr(action, "__name__", action), exc_info=True)
+        return None
 
 
 def parameter_names(fun: Callable[..., Any]) -> tuple[str, ...]:
@@ -54,11 +68,12 @@ class CheckedFunction:
         self.watch = False  # keys to track on every call
         self.slow = False  # traced or watch: the forwarder then calls `after`
         self._analysing = False  # jaxcheck's own trace for the program: not a user trace
-        self.key_positions: tuple[int | str, ...] = ()
+        self.key_positions: tuple[tuple[int | str, int | None], ...] = ()  # (argument, leaf index in it)
         self.pending: deque[tuple[Any, tuple[Any, ...] | None, dict[str, Any]]] = deque()
         self.call = transform(_function(fun, self._body), *args, **options)
         self._nan_call: Callable[..., Any] | None = None
         self._nan_reported = False  # one NaN finding per function: later flags are not located again
+        self._nan_unsupported = False
         self._transform, self._transform_args = transform, args
         self.forwarder = functools.wraps(fun)(make_forwarder(fun, self, ACTIVE))
         for attribute in ("lower", "trace", "eval_shape"):
@@ -74,7 +89,7 @@ class CheckedFunction:
         session = current()
         settings = session.settings
         self.traced = self.slow = True
-        reads = stale_globals.record_reads(self.user_fun) if settings.stale_globals else []
+        reads = (_guarded(stale_globals.record_reads, self.user_fun) or []) if settings.stale_globals else []
         if settings.side_effects:
             with capture_output() as sites:
                 out = self.fun(*args, **kwargs)
@@ -85,7 +100,7 @@ class CheckedFunction:
             out = self.fun(*args, **kwargs)
         self.reads = reads
         watch_reads(self.forwarder, reads)
-        self._count_trace(args, kwargs)
+        _guarded(self._count_trace, args, kwargs)
         return out
 
     def _count_trace(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -109,10 +124,10 @@ class CheckedFunction:
         where = (site.f_code.co_filename, site.f_lineno)
         if self.traced:
             if not nans.has_tracer((args, kwargs)):
-                self._after_trace(args, kwargs)
+                _guarded(self._after_trace, args, kwargs)
             self.traced, self.slow = False, self.watch  # after: the analysis may trace again
         elif stale_globals.moved(self.reads):
-            self._report_stale()
+            _guarded(self._report_stale)
         if self.key_positions:
             self._track_keys(args, kwargs, where)
 
@@ -154,10 +169,10 @@ class CheckedFunction:
         positions, index = [], 0
         dynamic = self._dynamic_arguments(args, kwargs)
         for position, value in dynamic:
-            size = len(jax.tree_util.tree_leaves(value))
-            if size == 1 and index in consumed and key_reuse.is_key(value):
-                positions.append(position)
-            index += size
+            leaves = jax.tree_util.tree_leaves(value)
+            positions.extend((position, None if len(leaves) == 1 else offset) for offset, leaf in enumerate(leaves)
+                             if index + offset in consumed and key_reuse.is_key(leaf))
+            index += len(leaves)
         if index == len(closed.jaxpr.invars):
             self.key_positions = tuple(positions)
             self.watch = self.slow = bool(positions)
@@ -175,8 +190,11 @@ class CheckedFunction:
 
     def _track_keys(self, args: tuple[Any, ...], kwargs: dict[str, Any], where: tuple[str, int]) -> None:
         session = current()
-        for position in self.key_positions:
+        for position, offset in self.key_positions:
             key = args[position] if isinstance(position, int) and position < len(args) else kwargs.get(str(position))
+            if offset is not None:  # a key inside a pytree argument: flatten only that argument
+                leaves = jax.tree_util.tree_leaves(key)
+                key = leaves[offset] if offset < len(leaves) else None
             if key is None or isinstance(key, jax.core.Tracer):
                 continue
             before = key_reuse.track(session.consumed_keys, key, where)
@@ -204,23 +222,31 @@ class CheckedFunction:
         if isinstance(error, RuntimeCheckError) or not isinstance(error, Exception):
             return
         options = self.options if self.transform_name == "jax.jit" else None
-        found = explain(error, self.fun, options, args, kwargs, self.transform_name)
+        found = _guarded(explain, error, self.fun, options, args, kwargs, self.transform_name)
         if found is not None:
             error.add_note(current().reporter.note(found))
         elif self.transform_name == "jax.pmap":
-            note = axis_note(args, self.options.get("in_axes", 0), self.names, self.options.get("devices"))
+            note = _guarded(axis_note, args, self.options.get("in_axes", 0), self.names, self.options.get("devices"))
             if note is not None:
                 error.add_note(note)
 
     # -- NaN mode ----------------------------------------------------------------------------------
     def nan_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Call with the NaN flag; read earlier flags that are ready."""
-        if self.transform_name != "jax.jit" or nans.has_tracer((args, kwargs)):
+        if self.transform_name != "jax.jit" or self._nan_unsupported or nans.has_tracer((args, kwargs)):
             return self.call(*args, **kwargs)
         if self._nan_call is None:
             self._nan_call = self._transform(nans.flagging(_function(self.fun, self._body)),
                                              *self._transform_args, **self.options)
-        out, flag = self._nan_call(*args, **kwargs)
+        try:
+            out, flag = self._nan_call(*args, **kwargs)
+        except RuntimeCheckError:
+            raise
+        except Exception:
+            out = self.call(*args, **kwargs)  # the user's own error raises here again, unchanged
+            self._nan_unsupported = True  # the program runs but its NaN-flagged version does not
+            LOG.debug("jaxcheck cannot flag NaNs in %s", self._name, exc_info=True)
+            return out
         donated = self.options.get("donate_argnums") is not None or self.options.get("donate_argnames") is not None
         self.pending.append((flag, None if donated else args, {} if donated else kwargs))
         self.poll(block=False)
@@ -238,7 +264,7 @@ class CheckedFunction:
         origin = None
         if args is not None:
             with capture_output(forward=False):
-                origin = nans.locate(self.fun, args, kwargs, self.names)
+                origin = _guarded(nans.locate, self.fun, args, kwargs, self.names)
         if origin is None:
             message = f"NaN or Inf in `{self._name}` (not located: its inputs were donated or the replay was clean)"
             fix = "run without donation to locate it"

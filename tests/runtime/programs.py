@@ -80,6 +80,14 @@ key = jax.random.PRNGKey(0)
 a = sample(key)
 b = sample(key)  # JAX401
 """),
+    Program("key_in_a_pytree_reused_across_calls", """
+@jax.jit
+def sample(state):
+    return state["w"] + jax.random.normal(state["key"], (2,))
+state = {"w": jnp.zeros(2), "key": jax.random.key(3)}
+sample(state)
+sample(state)  # JAX401
+"""),
     Program("typed_key_reused_in_one_program", """
 @jax.jit
 def noise(key):
@@ -192,6 +200,15 @@ key = jax.random.PRNGKey(0)
 for _ in range(3):
     key, sub = jax.random.split(key)
     sample(sub)
+"""),
+    Program("key_in_a_pytree_replaced_each_call", """
+@jax.jit
+def sample(state):
+    key, sub = jax.random.split(state["key"])
+    return {"w": state["w"] + jax.random.normal(sub, (2,)), "key": key}
+state = {"w": jnp.zeros(2), "key": jax.random.key(3)}
+for _ in range(3):
+    state = sample(state)
 """),
     Program("typed_key_split_in_one_program", """
 @jax.jit
