@@ -182,3 +182,31 @@ def test_jaxchecks_own_traces_do_not_count_against_the_budget(nans: bool):
         for n in range(1, 5):
             checked(jnp.ones(n))
     assert [d.code for d in findings] == ["JAX501"]
+
+
+class _Scaler:
+    def __init__(self, factor):
+        self.factor = factor
+
+    def scale(self, x):
+        return x * self.factor
+
+    def __call__(self, x):
+        return x + self.factor
+
+
+def _flexible(x, *rest, bias=1.0, **named):
+    return x * len(rest) + bias + sum(named.values())
+
+
+def test_methods_callable_objects_partials_and_flexible_signatures():
+    x = jnp.arange(3.0)
+    cases = [
+        (_Scaler(2.0).scale, (x,), {}, {}),
+        (_Scaler(3.0), (x,), {}, {}),
+        (partial(_flexible, bias=2.0), (x, 1, 2), {"c": 3.0}, {}),
+        (_flexible, (x,), {"bias": 4.0}, {"static_argnames": ("bias",)}),
+    ]
+    with rt.checking(mode="raise", nans=True):
+        for fun, args, kwargs, options in cases:
+            _same(rt.jit(fun, **options)(*args, **kwargs), jax.jit(fun, **options)(*args, **kwargs))
