@@ -24,7 +24,7 @@ from jaxcheck.runtime_checks.forwarder import make_forwarder, watch_reads
 from jaxcheck.runtime_checks.frames import user_frame
 from jaxcheck.runtime_checks.hidden_state import eqn_line, first_difference, trace_quietly
 from jaxcheck.runtime_checks.pmap_axis import axis_note
-from jaxcheck.runtime_checks.report import RuntimeCheckError, diagnostic
+from jaxcheck.runtime_checks.report import RuntimeCheckError, diagnostic, display_path
 from jaxcheck.runtime_checks.session import ACTIVE, current
 from jaxcheck.runtime_checks.side_effects import capture_output, trace_output_message
 from jaxcheck.runtime_checks.tracer_errors import explain
@@ -201,7 +201,7 @@ class CheckedFunction:
             if before is not None:
                 name = self.names[position] if isinstance(position, int) and position < len(self.names) else position
                 message = (f"the PRNG key passed to `{self._name}` as {name!r} was already consumed on line "
-                           f"{before[1]} of {before[0]}; reusing it repeats the same random numbers")
+                           f"{before[1]} of {display_path(before[0])}; reusing it repeats the same random numbers")
                 fix = "pass a fresh key each call: `key, sub = jax.random.split(key)` and pass `sub`"
                 session.reporter.emit(diagnostic("JAX401", where, message, fix))
 

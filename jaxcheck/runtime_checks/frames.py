@@ -18,16 +18,19 @@ _LIBRARY_DIRS: tuple[str, ...] = tuple(
 )
 
 
+_INTERACTIVE = ("<stdin>", "<ipython-input-")
+
 # JAX's traceback filtering hides its own frames from users; hide jaxcheck's runtime frames the same way.
 traceback_util.register_exclusion(os.path.dirname(os.path.abspath(__file__)))
 traceback_util.register_exclusion("<jaxcheck-forwarder>")
 
 
 def is_library_file(path: str) -> bool:
-    """True for files of JAX, jaxcheck, the standard library and installed packages, and for
-    `<frozen ...>`/`<string>` pseudo-files: nothing a user would fix."""
+    """True for files of JAX, jaxcheck, the standard library and installed packages, and for generated
+    code (`<frozen ...>`, `<string>`, jaxcheck's forwarders): nothing a user would fix. Code typed at the
+    prompt (`<stdin>`) or in IPython (`<ipython-input-...>`) is the user's."""
     if path.startswith("<"):
-        return True
+        return not path.startswith(_INTERACTIVE)
     path = os.path.abspath(path)
     return path.startswith(_LIBRARY_DIRS) or "site-packages" in path or "dist-packages" in path
 

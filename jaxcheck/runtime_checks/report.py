@@ -41,8 +41,18 @@ def diagnostic(code: str, where: tuple[str, int] | None, message: str, fix: str 
     path, line = where if where is not None else ("<unknown>", 0)
     start = Position(line, 0)
     carried = Fix(edits=(), applicability="unsafe", title=fix) if fix else None
-    return Diagnostic(os.path.relpath(path) if not path.startswith("<") else path, Range(start, start), code,
-                      name, message, carried)
+    return Diagnostic(display_path(path), Range(start, start), code, name, message, carried)
+
+
+def display_path(path: str) -> str:
+    """`path` relative to the working directory when it is a file below it, else unchanged."""
+    if path.startswith("<"):
+        return path
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if relative.startswith("..") else relative
 
 
 def url_of(diag: Diagnostic) -> str:
