@@ -15,15 +15,16 @@ pytest.importorskip("jax")
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _python(module: str, args: list[str], cwd: Path, env: dict[str, str] | None) -> subprocess.CompletedProcess[str]:
+def run_python(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`python ARGS` in `cwd`, importing this checkout's jaxcheck, JAX on the CPU."""
     environment = {**os.environ, "PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cpu", **(env or {})}
-    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=environment,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, *args], cwd=cwd, env=environment, capture_output=True, text=True,
+                          timeout=300)
 
 
 def run_jaxcheck(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """`python -m jaxcheck ARGS` in `cwd`, importing this checkout's jaxcheck."""
-    return _python("jaxcheck", args, cwd, env)
+    return run_python(["-m", "jaxcheck", *args], cwd, env)
 
 
 PLUGIN = "jaxcheck.runtime_checks.pytest_plugin"
@@ -33,4 +34,4 @@ def run_pytest(args: list[str], cwd: Path, env: dict[str, str] | None = None) ->
     """`python -m pytest ARGS` in `cwd`, importing this checkout's jaxcheck, with the plugin loaded: by its
     `pytest11` entry point when jaxcheck is installed with it, else with `-p` (both at once would clash)."""
     installed = any(point.value == PLUGIN for point in entry_points(group="pytest11"))
-    return _python("pytest", ([] if installed else ["-p", PLUGIN]) + args, cwd, env)
+    return run_python(["-m", "pytest", *([] if installed else ["-p", PLUGIN]), *args], cwd, env)

@@ -1,4 +1,4 @@
-"""`jaxcheck run`: exit status kept, `-m module`, usage errors, settings, and pmap on 4 host devices."""
+"""`jaxcheck run`: exit status kept, `-m module`, usage errors and settings."""
 
 from __future__ import annotations
 
@@ -38,22 +38,3 @@ def test_usage_and_configuration_errors_exit_2(tmp_path: Path):
     (tmp_path / "prog.py").write_text("")
     bad = run_jaxcheck(["run", "prog.py"], tmp_path)
     assert bad.returncode == 2 and "runtime.retrace-budget" in bad.stderr and "Traceback" not in bad.stderr
-
-
-PMAP = """\
-import jax, jax.numpy as jnp
-double = jax.pmap(lambda x: x * 2)
-assert double(jnp.ones((4, 3))).shape == (4, 3)
-try:
-    double(jnp.ones((8, 3)))
-except Exception as error:
-    print(type(error).__name__, error.__notes__[-1])
-"""
-
-
-def test_pmap_axis_larger_than_the_device_count(tmp_path: Path):
-    (tmp_path / "prog.py").write_text(PMAP)
-    result = run_jaxcheck(["run", "prog.py"], tmp_path, env={"XLA_FLAGS": "--xla_force_host_platform_device_count=4"})
-    assert result.returncode == 0, result.stderr
-    assert "pmap maps argument 'x' over its axis 0 of size 8, but only 4 cpu device(s) exist" in result.stdout
-    assert "reshape it to (4, 2, ...)" in result.stdout
