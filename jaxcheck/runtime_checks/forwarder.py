@@ -5,14 +5,13 @@ positional-or-keyword). Other signatures keep their leading required parameters 
 from __future__ import annotations
 
 import inspect
-import keyword
 from collections.abc import Callable
 from typing import Any
 
 from jaxcheck.runtime_checks.stale_globals import Read, identity_test
 
 _TEMPLATE = """\
-def {name}({params}):
+def _jc_forwarder({params}):
     __tracebackhide__ = True
     try:
         if _A.nans:
@@ -29,7 +28,8 @@ def {name}({params}):
 
 
 def _leading_required(fun: Callable[..., Any]) -> tuple[list[str], bool]:
-    """Names of the leading required positional-or-keyword parameters, and whether they are all of them."""
+    """Names of the leading required positional-or-keyword parameters, and whether they are all of them.
+    Parameters whose names start with `_` end the list: they could shadow the forwarder's globals."""
     try:
         parameters = list(inspect.signature(fun).parameters.values())
     except (TypeError, ValueError):
@@ -37,7 +37,7 @@ def _leading_required(fun: Callable[..., Any]) -> tuple[list[str], bool]:
     names = []
     for parameter in parameters:
         if parameter.kind is not parameter.POSITIONAL_OR_KEYWORD or parameter.default is not parameter.empty \
-                or parameter.name.startswith("_jc_") or keyword.iskeyword(parameter.name):
+                or parameter.name.startswith("_"):  # never shadow the forwarder's own globals
             break
         names.append(parameter.name)
     return names, len(names) == len(parameters)
@@ -55,9 +55,7 @@ def make_forwarder(fun: Callable[..., Any], state: Any, active: Any) -> Callable
     else:
         params = call = ", ".join([*names, "*_jc_args", "**_jc_kwargs"])
         args, kwargs = f"({', '.join([*names, '*_jc_args'])},)", "_jc_kwargs"
-    name = getattr(fun, "__name__", "checked")
-    name = name if name.isidentifier() and not keyword.iskeyword(name) else "checked"
-    parts = {"name": name, "params": params, "call": call, "args": args, "kwargs": kwargs}
+    parts = {"params": params, "call": call, "args": args, "kwargs": kwargs}
     namespace: dict[str, Any] = {"_st": state, "_A": active, "_call": state.call, "_jc_parts": parts}
     return _compile(namespace, "False")
 
@@ -71,4 +69,4 @@ def watch_reads(forwarder: Callable[..., Any], reads: list[Read]) -> None:
 def _compile(namespace: dict[str, Any], changed: str) -> Callable[..., Any]:
     source = _TEMPLATE.format(changed=changed, **namespace["_jc_parts"])
     exec(compile(source, "<jaxcheck-forwarder>", "exec"), namespace)  # noqa: S102 - names and reprs only
-    return namespace[namespace["_jc_parts"]["name"]]  # type: ignore[no-any-return]
+    return namespace["_jc_forwarder"]  # type: ignore[no-any-return]

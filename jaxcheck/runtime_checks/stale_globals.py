@@ -109,6 +109,8 @@ def identity_test(reads: list[Read], namespace: dict[str, Any]) -> str:
     identity comparison per read (tens of nanoseconds per call). The objects it names are put into
     `namespace`, the globals of the code it is compiled into."""
     namespace["_M"], namespace["_cell"] = _MISSING, _cell_contents
+    for stale in [key for key in namespace if key[:2] in ("_h", "_v") and key[2:].isdigit()]:
+        del namespace[stale]  # release the objects of the previous trace
     terms = []
     for index, read in enumerate(reads):
         namespace[f"_h{index}"], namespace[f"_v{index}"] = read.holder, read.value

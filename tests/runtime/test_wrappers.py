@@ -210,3 +210,11 @@ def test_methods_callable_objects_partials_and_flexible_signatures():
     with rt.checking(mode="raise", nans=True):
         for fun, args, kwargs, options in cases:
             _same(rt.jit(fun, **options)(*args, **kwargs), jax.jit(fun, **options)(*args, **kwargs))
+
+
+def test_names_that_could_clash_with_the_generated_forwarder():
+    def _call(_st, _h0, x):
+        return x + _st + _h0
+
+    with rt.checking(mode="raise"):
+        assert float(rt.jit(_call)(1.0, 2.0, 3.0)) == 6.0
