@@ -80,3 +80,12 @@ def test_pytest_plugin_is_off_without_the_flag(tmp_path: Path):
     (tmp_path / "test_one.py").write_text("def test_program():\n" + textwrap.indent(program.text, "    "))
     result = run_pytest(["-q", "-p", "no:cacheprovider"], tmp_path)
     assert "1 passed" in result.stdout and "jaxcheck" not in result.stdout
+
+
+def test_pytest_plugin_raise_mode_fails_the_test_that_caused_the_finding(tmp_path: Path):
+    program = next(p for p in POSITIVE if p.name == "print_while_tracing")
+    (tmp_path / "test_one.py").write_text("def test_program():\n" + textwrap.indent(program.text, "    "))
+    (tmp_path / "test_two.py").write_text("def test_clean():\n    assert True\n")
+    result = run_pytest(["--jaxcheck", "--jaxcheck-mode", "raise", "-q", "-p", "no:cacheprovider"], tmp_path)
+    assert "1 failed, 1 passed" in result.stdout, result.stdout
+    assert "RuntimeCheckError" in result.stdout and "JAX103" in result.stdout
