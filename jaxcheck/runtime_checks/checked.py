@@ -33,7 +33,7 @@ LOG = logging.getLogger(__name__)
 LIVE: weakref.WeakSet[CheckedFunction] = weakref.WeakSet()
 
 
-def _guarded(action: Callable[..., Any], *args: Any) -> Any:
+def guarded(action: Callable[..., Any], *args: Any) -> Any:
     """Run one of jaxcheck's own analyses: a failure in it is logged and never breaks the user's program
     (a finding raised in mode `raise` still propagates). Returns the action's result, None on failure."""
     try:
@@ -89,7 +89,7 @@ class CheckedFunction:
         session = current()
         settings = session.settings
         self.traced = self.slow = True
-        reads = (_guarded(stale_globals.record_reads, self.user_fun) or []) if settings.stale_globals else []
+        reads = (guarded(stale_globals.record_reads, self.user_fun) or []) if settings.stale_globals else []
         if settings.side_effects:
             with capture_output() as sites:
                 out = self.fun(*args, **kwargs)
@@ -100,7 +100,7 @@ class CheckedFunction:
             out = self.fun(*args, **kwargs)
         self.reads = reads
         watch_reads(self.forwarder, reads)
-        _guarded(self._count_trace, args, kwargs)
+        guarded(self._count_trace, args, kwargs)
         return out
 
     def _count_trace(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -124,10 +124,10 @@ class CheckedFunction:
         where = (site.f_code.co_filename, site.f_lineno)
         if self.traced:
             if not nans.has_tracer((args, kwargs)):
-                _guarded(self._after_trace, args, kwargs)
+                guarded(self._after_trace, args, kwargs)
             self.traced, self.slow = False, self.watch  # after: the analysis may trace again
         elif stale_globals.moved(self.reads):
-            _guarded(self._report_stale)
+            guarded(self._report_stale)
         if self.key_positions:
             self._track_keys(args, kwargs, where)
 
@@ -222,11 +222,11 @@ class CheckedFunction:
         if isinstance(error, RuntimeCheckError) or not isinstance(error, Exception):
             return
         options = self.options if self.transform_name == "jax.jit" else None
-        found = _guarded(explain, error, self.fun, options, args, kwargs, self.transform_name)
+        found = guarded(explain, error, self.fun, options, args, kwargs, self.transform_name)
         if found is not None:
             error.add_note(current().reporter.note(found))
         elif self.transform_name == "jax.pmap":
-            note = _guarded(axis_note, args, self.options.get("in_axes", 0), self.names, self.options.get("devices"))
+            note = guarded(axis_note, args, self.options.get("in_axes", 0), self.names, self.options.get("devices"))
             if note is not None:
                 error.add_note(note)
 
@@ -264,7 +264,7 @@ class CheckedFunction:
         origin = None
         if args is not None:
             with capture_output(forward=False):
-                origin = _guarded(nans.locate, self.fun, args, kwargs, self.names)
+                origin = guarded(nans.locate, self.fun, args, kwargs, self.names)
         if origin is None:
             message = f"NaN or Inf in `{self._name}` (not located: its inputs were donated or the replay was clean)"
             fix = "run without donation to locate it"

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jaxcheck.runtime_checks import originals
-from jaxcheck.runtime_checks.checked import CheckedFunction
+from jaxcheck.runtime_checks.checked import CheckedFunction, guarded
 from jaxcheck.runtime_checks.session import current
 from jaxcheck.runtime_checks.stale_globals import user_function
 from jaxcheck.runtime_checks.tracer_errors import explain
@@ -56,7 +56,7 @@ def _explained(transform: Callable[..., Any], transform_name: str) -> Callable[.
             try:
                 return transformed(*call_args, **call_kwargs)
             except Exception as error:
-                found = explain(error, fun, None, call_args, call_kwargs, transform_name)
+                found = guarded(explain, error, fun, None, call_args, call_kwargs, transform_name)
                 if found is not None:
                     error.add_note(current().reporter.note(found))
                 raise

@@ -218,3 +218,24 @@ def test_names_that_could_clash_with_the_generated_forwarder():
 
     with rt.checking(mode="raise"):
         assert float(rt.jit(_call)(1.0, 2.0, 3.0)) == 6.0
+
+
+class _Unprintable:
+    def __repr__(self):
+        raise RuntimeError("no repr")
+
+    def __hash__(self):
+        return 0
+
+    def __eq__(self, other):
+        return isinstance(other, _Unprintable)
+
+
+def test_a_failing_analysis_never_breaks_the_program():
+    def f(x, config):
+        return x * 2
+
+    with rt.checking(mode="raise", nans=True) as findings:
+        out = rt.jit(f, static_argnums=1)(jnp.ones(2), _Unprintable())
+    _same(out, jnp.full(2, 2.0))
+    assert findings == []
