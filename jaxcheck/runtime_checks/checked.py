@@ -15,6 +15,7 @@ import weakref
 from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
+from types import FrameType
 from typing import Any
 
 import jax
@@ -120,16 +121,14 @@ class CheckedFunction:
     # -- per call ------------------------------------------------------------------------------
     def after(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """The slow path of a call: see the module docstring."""
-        site = sys._getframe(2)
-        where = (site.f_code.co_filename, site.f_lineno)
         if self.traced:
             if not nans.has_tracer((args, kwargs)):
                 guarded(self._after_trace, args, kwargs)
             self.traced, self.slow = False, self.watch  # after: the analysis may trace again
-        elif stale_globals.moved(self.reads):
+        elif self.reads and stale_globals.moved(self.reads):
             guarded(self._report_stale)
         if self.key_positions:
-            self._track_keys(args, kwargs, where)
+            self._track_keys(args, kwargs, sys._getframe(2))  # after <- forwarder <- the user's call
 
     def _report_stale(self) -> None:
         reporter = current().reporter
@@ -188,8 +187,8 @@ class CheckedFunction:
         return [*((i, a) for i, a in enumerate(args) if i not in nums and i - len(args) not in nums),
                 *((k, kwargs[k]) for k in sorted(kwargs) if k not in names)]
 
-    def _track_keys(self, args: tuple[Any, ...], kwargs: dict[str, Any], where: tuple[str, int]) -> None:
-        session = current()
+    def _track_keys(self, args: tuple[Any, ...], kwargs: dict[str, Any], site: FrameType) -> None:
+        session = ACTIVE.session
         for position, offset in self.key_positions:
             key = args[position] if isinstance(position, int) and position < len(args) else kwargs.get(str(position))
             if offset is not None:  # a key inside a pytree argument: flatten only that argument
@@ -197,8 +196,9 @@ class CheckedFunction:
                 key = leaves[offset] if offset < len(leaves) else None
             if key is None or isinstance(key, jax.core.Tracer):
                 continue
-            before = key_reuse.track(session.consumed_keys, key, where)
+            before = session.keys.track(key, site.f_code.co_filename, site.f_lineno)
             if before is not None:
+                where = (site.f_code.co_filename, site.f_lineno)
                 name = self.names[position] if isinstance(position, int) and position < len(self.names) else position
                 message = (f"the PRNG key passed to `{self._name}` as {name!r} was already consumed on line "
                            f"{before[1]} of {display_path(before[0])}; reusing it repeats the same random numbers")

@@ -8,6 +8,7 @@ key objects passed there are looked up by identity among the keys already consum
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 import jax
@@ -17,7 +18,6 @@ from jaxcheck.runtime_checks.hidden_state import eqn_line
 CONSUMING = frozenset({"random_bits", "random_split"})
 _CALLS = frozenset({"jit", "pjit", "closed_call", "core_call", "remat", "checkpoint", "custom_jvp_call",
                     "custom_vjp_call"})
-MAX_TRACKED = 100_000
 
 
 def consumers(jaxpr: Any) -> dict[Any, list[Any]]:
@@ -83,17 +83,30 @@ def is_key(value: Any) -> bool:
     return str(dtype) == "uint32" and tuple(getattr(value, "shape", ()))[-1:] == (2,)
 
 
-def track(consumed: dict[int, tuple[Any, tuple[str, int] | None]], key: Any,
-          where: tuple[str, int]) -> tuple[str, int] | None:
-    """Note `key` as consumed at `where`; return where it was consumed before when this is a second
-    consumption, else None. Keys are held (not only their ids), so an id is never reused while tracked."""
-    previous = consumed.get(id(key))
-    if previous is not None and previous[0] is key:
-        return previous[1] or ("<unknown>", 0)
-    if len(consumed) >= MAX_TRACKED:
-        consumed.pop(next(iter(consumed)))
-    consumed[id(key)] = (key, where)
-    return None
+class KeyTracker:
+    """The last `limit` keys consumed, by identity, with the file and line of their use. Keys are held
+    (so an id is never mistaken for a dead key's); tracking allocates no garbage-collected object per
+    call, which in a JAX process would trigger costly collections."""
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self._limit = limit
+        self._order: deque[int] = deque()  # ids, oldest first (dicts are slow to pop from the front)
+        self._keys: dict[int, Any] = {}
+        self._files: dict[int, str] = {}
+        self._lines: dict[int, int] = {}
+
+    def track(self, key: Any, file: str, line: int) -> tuple[str, int] | None:
+        """Note `key` as consumed on `line` of `file`; return where it was consumed before when this is a
+        second consumption, else None."""
+        ident = id(key)
+        if self._keys.get(ident) is key:
+            return self._files[ident], self._lines[ident]
+        if len(self._order) >= self._limit:
+            oldest = self._order.popleft()
+            del self._keys[oldest], self._files[oldest], self._lines[oldest]
+        self._order.append(ident)
+        self._keys[ident], self._files[ident], self._lines[ident] = key, file, line
+        return None
 
 
 def lines_of(uses: list[Any]) -> list[tuple[str, int]]:

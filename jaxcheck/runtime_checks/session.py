@@ -12,6 +12,7 @@ from types import CodeType
 from typing import Any
 
 from jaxcheck.analyzer.config import RuntimeSettings
+from jaxcheck.runtime_checks.key_reuse import KeyTracker
 from jaxcheck.runtime_checks.report import Reporter
 
 
@@ -22,7 +23,7 @@ class Session:
     settings: RuntimeSettings
     reporter: Reporter
     trace_log: dict[CodeType, tuple[int, Any]] = field(default_factory=dict)  # count, last signature: retrace.py
-    consumed_keys: dict[int, tuple[Any, tuple[str, int] | None]] = field(default_factory=dict)  # see key_reuse.py
+    keys: KeyTracker = field(default_factory=KeyTracker)
 
 
 class _Active:
