@@ -19,7 +19,7 @@ from jaxcheck.analyzer.config import RuntimeSettings
 from jaxcheck.analyzer.diagnostics import Diagnostic
 from jaxcheck.runtime_checks.patching import install as _install
 from jaxcheck.runtime_checks.patching import uninstall as _uninstall
-from jaxcheck.runtime_checks.report import RuntimeCheckError, RuntimeCheckWarning
+from jaxcheck.runtime_checks.report import Mode, RuntimeCheckError, RuntimeCheckWarning
 from jaxcheck.runtime_checks.wrappers import grad, jit, pmap, value_and_grad, vmap
 
 
@@ -38,7 +38,7 @@ def uninstall() -> list[Diagnostic]:
 
 
 @contextlib.contextmanager
-def checking(mode: str = "warn", nans: bool = False, retrace_budget: int = 10, **overrides: Any
+def checking(mode: Mode = "warn", nans: bool = False, retrace_budget: int = 10, **overrides: Any
              ) -> Iterator[list[Diagnostic]]:
     """Check the block: the `jax` transforms are patched inside it. Yields the list of findings (filled as
     they occur; NaN flags still pending are read on exit). Keywords as in `[tool.jaxcheck.runtime]`."""
