@@ -11,6 +11,7 @@ import contextlib
 import io
 import logging
 import sys
+import threading
 from collections.abc import Iterator
 from typing import Any, TextIO
 
@@ -22,10 +23,11 @@ class _Tee(io.TextIOBase):
 
     def __init__(self, target: TextIO, sites: list[tuple[str, int, str]], forward: bool) -> None:
         self._target, self._sites, self._forward = target, sites, forward
+        self._thread = threading.get_ident()  # output of other threads is not the trace's
 
     def write(self, text: str) -> int:
         caller = sys._getframe(1)
-        if is_user_code(caller.f_code) and text.strip():
+        if threading.get_ident() == self._thread and is_user_code(caller.f_code) and text.strip():
             self._sites.append((caller.f_code.co_filename, caller.f_lineno, "print"))
         return self._target.write(text) if self._forward else len(text)
 
@@ -40,9 +42,10 @@ class _Handler(logging.Handler):
     def __init__(self, sites: list[tuple[str, int, str]]) -> None:
         super().__init__(logging.NOTSET)
         self._sites = sites
+        self._thread = threading.get_ident()
 
     def emit(self, record: logging.LogRecord) -> None:
-        if not is_library_file(record.pathname):
+        if record.thread == self._thread and not is_library_file(record.pathname):
             self._sites.append((record.pathname, record.lineno, "logging"))
 
 

@@ -239,3 +239,27 @@ def test_a_failing_analysis_never_breaks_the_program():
         out = rt.jit(f, static_argnums=1)(jnp.ones(2), _Unprintable())
     _same(out, jnp.full(2, 2.0))
     assert findings == []
+
+
+def test_output_of_other_threads_while_tracing_is_not_a_finding():
+    import threading
+
+    started, release = threading.Event(), threading.Event()
+
+    def chatter():
+        started.set()
+        release.wait(5)
+        print("from another thread")
+
+    worker = threading.Thread(target=chatter)
+    worker.start()
+    started.wait(5)
+
+    def f(x):
+        release.set()
+        worker.join(5)  # the other thread prints while this function traces
+        return x + 1
+
+    with rt.checking(mode="collect") as findings:
+        rt.jit(f)(jnp.ones(2))
+    assert [d.code for d in findings] == []
