@@ -38,3 +38,13 @@ def test_usage_and_configuration_errors_exit_2(tmp_path: Path):
     (tmp_path / "prog.py").write_text("")
     bad = run_jaxcheck(["run", "prog.py"], tmp_path)
     assert bad.returncode == 2 and "runtime.retrace-budget" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_nans_flag_overrides_the_settings(tmp_path: Path):
+    (tmp_path / "prog.py").write_text(
+        "import jax, jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return jnp.where(x > 0, jnp.log(x), 0.0)\n"
+        "f(jnp.array([-1.0]))\n")
+    quiet = run_jaxcheck(["run", "prog.py"], tmp_path)
+    assert quiet.returncode == 0 and "JAX701" not in quiet.stderr
+    loud = run_jaxcheck(["run", "--nans", "prog.py"], tmp_path)
+    assert loud.returncode == 0 and "prog.py:4: RuntimeCheckWarning: JAX701" in loud.stderr, loud.stderr
