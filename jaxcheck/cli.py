@@ -1,7 +1,8 @@
 """The `jaxcheck` command line: `jaxcheck check [PATHS]`, `jaxcheck rule CODE|NAME|--all`,
-`jaxcheck config --schema`.
+`jaxcheck config --schema`, `jaxcheck run script.py [ARGS]` / `jaxcheck run -m module [ARGS]`.
 
-Exit codes: 0 clean, 1 findings, 2 usage, configuration or internal error.
+Exit codes: 0 clean, 1 findings, 2 usage, configuration or internal error. `jaxcheck run` exits with the
+program's own status. JAX is imported only by `jaxcheck run`, lazily.
 """
 
 from __future__ import annotations
@@ -79,6 +80,14 @@ def build_parser() -> argparse.ArgumentParser:
     which = rule.add_mutually_exclusive_group(required=True)
     which.add_argument("rule", nargs="?", metavar="CODE|NAME", help="a rule code (JAX301) or name")
     which.add_argument("--all", action="store_true", help="print every rule")
+    run_parser = commands.add_parser("run", help="run a Python program with the runtime checks (needs JAX)")
+    run_parser.add_argument("-m", dest="module", metavar="MODULE", help="run a module, like `python -m`")
+    run_parser.add_argument("--mode", choices=("warn", "raise", "collect"),
+                            help="override [tool.jaxcheck.runtime] mode")
+    run_parser.add_argument("--nans", action="store_true", default=None, help="also locate NaN/Inf (JAX701)")
+    run_parser.add_argument("--config", type=Path, help="read settings from this TOML file instead of pyproject.toml")
+    run_parser.add_argument("argv", nargs=argparse.REMAINDER, metavar="script.py [ARGS]",
+                            help="the script and its arguments (with -m: the module's arguments)")
     config = commands.add_parser("config", help="show information about the settings")
     config.add_argument("--schema", action="store_true", required=True,
                         help="print the JSON Schema of [tool.jaxcheck]")
@@ -96,6 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _rule(args)
     if args.command == "config":
         return _config_schema()
+    if args.command == "run":
+        return _run(parser, args)
     return _check(args)
 
 
@@ -106,6 +117,27 @@ def _rule(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     sys.stdout.write("\n".join(render_rule(rule) for rule in rules if rule is not None))
     return EXIT_CLEAN
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """`jaxcheck run`: the program's exit status, or 2 for usage and configuration errors."""
+    if args.module is None and not args.argv:
+        parser.exit(EXIT_ERROR, "jaxcheck run: error: give a script (jaxcheck run script.py) or -m module\n")
+    try:
+        from jaxcheck.runtime_checks.runner import run_program
+    except ImportError as exc:
+        print(f"jaxcheck: error: `jaxcheck run` needs JAX ({exc}): pip install 'jaxcheck[runtime]'", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        settings = load_configuration(args.config, Path(".")).settings.runtime
+    except ConfigError as exc:
+        print(f"jaxcheck: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    overrides = {key: value for key, value in (("mode", args.mode), ("nans", args.nans)) if value is not None}
+    settings = settings.model_copy(update=overrides)
+    if args.module is not None:
+        return run_program(args.module, True, args.argv, settings)
+    return run_program(args.argv[0], False, args.argv[1:], settings)
 
 
 def _config_schema() -> int:

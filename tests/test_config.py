@@ -79,3 +79,12 @@ def test_extra_jit_decorators_cache_like_jit(tmp_path: Path):
     (tmp_path / "pyproject.toml").write_text("[tool.jaxcheck]\nextra-jit-decorators = ['mylib.compile']\n")
     (tmp_path / "a.py").write_text("from mylib import compile\n@compile\ndef f(x):\n    print(x)\n    return x\n")
     assert [d.code for d in check_paths([tmp_path], load_configuration(None, tmp_path)).diagnostics] == ["JAX103"]
+
+
+def test_runtime_table_is_validated():
+    settings = parse_settings({"runtime": {"mode": "raise", "retrace-budget": 3, "nans": True}}, "pyproject.toml")
+    assert settings.runtime.mode == "raise" and settings.runtime.retrace_budget == 3 and settings.runtime.nans
+    with pytest.raises(ConfigError, match=r"runtime\.bogus: unknown key"):
+        parse_settings({"runtime": {"bogus": 1}}, "pyproject.toml")
+    with pytest.raises(ConfigError, match=r"runtime\.mode"):
+        parse_settings({"runtime": {"mode": "loud"}}, "pyproject.toml")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -43,6 +43,24 @@ def _check_selectors(codes: tuple[str, ...]) -> tuple[str, ...]:
     return codes
 
 
+class RuntimeSettings(BaseModel):
+    """The runtime companion's settings: the `[tool.jaxcheck.runtime]` table (kebab-case keys)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, alias_generator=_kebab, populate_by_name=True)
+
+    mode: Literal["warn", "raise", "collect"] = Field(
+        "warn", description="What a finding does: warn (a warning at the user's line), raise, or collect."
+    )
+    nans: bool = Field(False, description="Find the first operation that produced a NaN or Inf (forward and backward).")
+    retrace_budget: int = Field(10, ge=1, description="Report a function traced more than this many times (JAX501).")
+    stale_globals: bool = Field(True, description="Report globals read while tracing that changed later (JAX101).")
+    side_effects: bool = Field(True, description="Report output written while tracing (JAX103).")
+    hidden_state: bool = Field(
+        True, description="Trace once more on each compile and report a program that differs (JAX104)."
+    )
+    key_reuse: bool = Field(True, description="Report a PRNG key consumed twice, typed or legacy (JAX401).")
+
+
 class Settings(BaseModel):
     """jaxcheck's settings; every field is a `[tool.jaxcheck]` key (kebab-case)."""
 
@@ -59,6 +77,9 @@ class Settings(BaseModel):
     extend_exclude: tuple[str, ...] = Field((), description="Extra excludes, added to `exclude`.")
     extra_jit_decorators: tuple[str, ...] = Field(
         (), description="Qualified names of the project's own jit wrappers, treated like `jax.jit`."
+    )
+    runtime: RuntimeSettings = Field(
+        default_factory=RuntimeSettings, description="The runtime companion (`jaxcheck run`, `pytest --jaxcheck`)."
     )
 
     @field_validator("select", "ignore")

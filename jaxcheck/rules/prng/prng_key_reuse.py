@@ -48,6 +48,11 @@ class PrngKeyReuse(Rule):
 
     ## Fix safety
     No fix is offered: which consumer should get a fresh subkey is the author's choice.
+
+    ## Runtime check
+    At run time, typed and legacy (`PRNGKey`) keys are checked: a key consumed twice inside one compiled
+    program is reported with both lines, and a key object passed again to a function that consumes it is
+    reported with the line of both calls.
     """
 
     code = "JAX401"

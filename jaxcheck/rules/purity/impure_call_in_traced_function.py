@@ -53,6 +53,11 @@ class ImpureCallInTracedFunction(Rule):
 
     ## Fix safety
     No fix is offered: a `jax.random` key must be threaded through the callers.
+
+    ## Runtime check
+    At run time, on each compile the function is traced twice more through fresh wrappers; when the two
+    programs differ (a literal, a captured constant, the operations), the first differing operation's line
+    is reported, whatever the hidden state was (`np.random`, `time.time()`, a counter).
     """
 
     code = "JAX104"

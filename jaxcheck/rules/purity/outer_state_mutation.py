@@ -53,6 +53,10 @@ class OuterStateMutation(Rule):
 
     ## Fix safety
     No fix is offered: moving state out of a traced function changes its interface.
+
+    ## Runtime check
+    At run time, the `UnexpectedTracerError` a leaked tracer causes is re-raised with its own type and a
+    note carrying this code and the user's line.
     """
 
     code = "JAX102"

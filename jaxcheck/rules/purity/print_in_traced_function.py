@@ -60,6 +60,11 @@ class PrintInTracedFunction(Rule):
     `import jax` is added when missing). The fix is unsafe: output then happens on every call, from the
     device, possibly out of order. No fix is offered for `sep=`/`end=`/`file=`, starred arguments,
     byte strings, nested format specs and other output calls.
+
+    ## Runtime check
+    At run time, output that user code writes while a jitted function traces (`print`,
+    `sys.stdout`/`sys.stderr` writes, logging records from user files) is reported at the line that wrote
+    it.
     """
 
     code = "JAX103"

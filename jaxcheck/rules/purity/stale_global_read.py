@@ -55,6 +55,13 @@ class StaleGlobalRead(Rule):
 
     ## Fix safety
     No fix is offered: turning a global into a parameter changes every call site.
+
+    ## Runtime check
+    `jaxcheck run`, `pytest --jaxcheck` and `jaxcheck.runtime.checking()` record the globals and closure
+    cells a jitted function (and the user helpers it calls) reads while tracing, and check them by identity
+    on every call: a value rebound to a different value on a call that reuses the compiled program is
+    reported with its name and both values. Mutating a global list or dict in place is found only by this
+    static rule.
     """
 
     code = "JAX101"

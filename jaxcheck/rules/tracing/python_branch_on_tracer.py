@@ -48,6 +48,11 @@ class PythonBranchOnTracer(Rule):
     ## Fix safety
     No fix is offered: the right replacement (`jnp.where`, `lax.cond`, a static argument) depends on
     what the code means.
+
+    ## Runtime check
+    At run time, JAX's `TracerBoolConversionError` is re-raised with its own type and a note carrying this
+    code, the argument the traced value came from and the user's line; `static_argnames` is suggested only
+    when the caller passed a Python value and a re-trace with that argument static succeeded.
     """
 
     code = "JAX301"

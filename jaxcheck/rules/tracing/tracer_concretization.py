@@ -65,6 +65,12 @@ class TracerConcretization(Rule):
 
     ## Fix safety
     No fix is offered: whether the value should become static or stay traced is a design choice.
+
+    ## Runtime check
+    At run time, JAX's `ConcretizationTypeError`, `TracerIntegerConversionError` and
+    `TracerArrayConversionError` are re-raised with their own type and a note carrying this code, the
+    argument the traced value came from and the user's line; `static_argnames` is suggested only after a re-
+    trace with it static succeeded.
     """
 
     code = "JAX302"

@@ -69,6 +69,10 @@ class ValueDependentShape(Rule):
 
     ## Fix safety
     No fix is offered: the replacement needs a fill value or a maximum size only the author knows.
+
+    ## Runtime check
+    At run time, JAX's `NonConcreteBooleanIndexError` and shape `ConcretizationTypeError`s are re-raised
+    with their own type and a note carrying this code, the argument and the user's line.
     """
 
     code = "JAX303"

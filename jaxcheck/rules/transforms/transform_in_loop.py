@@ -61,6 +61,11 @@ class TransformInLoop(Rule):
 
     ## Fix safety
     No fix is offered: hoisting the function needs its free variables turned into parameters.
+
+    ## Runtime check
+    At run time, a function traced more than `retrace-budget` times (default 10; new function objects of the
+    same code count together) is reported with what changed between the last two traces: shapes, dtypes,
+    weak types, static values, callables, a new function object or a new jit wrapper.
     """
 
     code = "JAX501"

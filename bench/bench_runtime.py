@@ -1,0 +1,199 @@
+"""Steady-state cost of jaxcheck's runtime checks against bare `jax.jit`, measured in one run.
+
+    python bench/bench_runtime.py [--rounds 15] [--calls 200]
+
+Variants of each workload are timed in interleaved rounds (each round times every variant once, `calls`
+calls each, blocking at the end) and compared by the median per-call time against bare `jax.jit` of the
+same round set. Workloads: a dispatch-bound tiny function, a 1M-element function, an MLP training step
+(Optax Adam when installed, else hand-written SGD), and a key-consuming sampler fed by `split`. Variants:
+the default checks, NaN mode, `jax_debug_nans`, checkify float checks, and `jax_debug_key_reuse`. Targets: defaults
+at most 1.10x (tiny) and 1.02x (1M); NaN mode at most 1.5x on the MLP step. Machines are shared and
+noisy: compare ratios from one run, not seconds across runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import checkify
+
+import jaxcheck.runtime as rt
+
+Step = Callable[[Any], Any]  # state -> state; a workload calls it `calls` times
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield
+
+
+@contextmanager
+def _checks(**settings: Any) -> Iterator[None]:
+    rt.install(mode="collect", **settings)
+    try:
+        yield
+    finally:
+        rt.uninstall()
+
+
+@contextmanager
+def _flag(name: str) -> Iterator[None]:
+    jax.config.update(name, True)
+    try:
+        yield
+    finally:
+        jax.config.update(name, False)
+
+
+def _time(step: Step, state: Any, calls: int, context: Any) -> tuple[float, Any]:
+    with context:
+        jax.block_until_ready(state)
+        start = time.perf_counter()
+        for _ in range(calls):
+            state = step(state)
+        jax.block_until_ready(state)
+        return (time.perf_counter() - start) / calls, state
+
+
+def compare(title: str, variants: dict[str, tuple[Step, Callable[[], Any]]], state: Any, rounds: int,
+            calls: int) -> None:
+    """Print the median per-call time of each variant and its ratio to the first one (bare jax.jit)."""
+    states = {name: state for name in variants}
+    for name, (step, context) in variants.items():  # warm up: compile every variant
+        _, states[name] = _time(step, states[name], 3, context())
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(rounds):
+        for name, (step, context) in variants.items():
+            elapsed, states[name] = _time(step, states[name], calls, context())
+            times[name].append(elapsed)
+    base = statistics.median(times[next(iter(variants))])
+    print(f"\n{title}")
+    for name, samples in times.items():
+        median = statistics.median(samples)
+        print(f"  {name:<28} {median * 1e6:10.1f} us/call  {median / base:6.2f}x")
+
+
+def _array_variants(f: Callable[[Any], Any]) -> dict[str, tuple[Step, Callable[[], Any]]]:
+    """Bare jit, the default checks, NaN mode and `jax_debug_nans` for a one-array function."""
+    bare, checked = jax.jit(f), rt.jit(f)
+    return {
+        "bare jax.jit": (bare, _nothing),
+        "jaxcheck defaults": (checked, _checks),
+        "jaxcheck nans": (checked, lambda: _checks(nans=True)),
+        "jax_debug_nans": (bare, lambda: _flag("jax_debug_nans")),
+    }
+
+
+def tiny(rounds: int, calls: int) -> None:
+    def f(x):
+        return x * 0.5 + 1.0
+
+    compare("tiny function (8 floats, dispatch-bound)", _array_variants(f), jnp.ones(8), rounds, calls)
+
+
+def million(rounds: int, calls: int) -> None:
+    def f(x):
+        return jnp.sin(x) * 0.5 + x * 0.5
+
+    compare("1M-element function", _array_variants(f), jnp.linspace(0.0, 1.0, 1_000_000), rounds,
+            max(calls // 10, 5))
+
+
+def _mlp() -> tuple[Callable[..., Any], Any, str]:
+    """A training step `(carry, x, y) -> carry`, its initial carry, and the optimizer's name."""
+    key = jax.random.key(0)
+    sizes = [(128, 256), (256, 256), (256, 10)]
+    keys = jax.random.split(key, len(sizes))
+    params = [(jax.random.normal(k, shape) * 0.05, jnp.zeros(shape[1])) for k, shape in zip(keys, sizes)]
+
+    def loss(params, x, y):
+        for w, b in params[:-1]:
+            x = jax.nn.relu(x @ w + b)
+        w, b = params[-1]
+        return jnp.mean((x @ w + b - y) ** 2)
+
+    try:
+        import optax
+    except ImportError:
+        def sgd_step(carry, x, y):
+            params, = carry
+            grads = jax.grad(loss)(params, x, y)
+            return (jax.tree_util.tree_map(lambda p, g: p - 1e-2 * g, params, grads),)
+
+        return sgd_step, (params,), "SGD (optax not installed)"
+    optimizer = optax.adam(1e-3)
+
+    def adam_step(carry, x, y):
+        params, opt_state = carry
+        grads = jax.grad(loss)(params, x, y)
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state
+
+    return adam_step, (params, optimizer.init(params)), "Adam"
+
+
+def mlp(rounds: int, calls: int) -> None:
+    step, state, optimizer = _mlp()
+    x_y = _mlp_data()
+    bare, checked = jax.jit(step), rt.jit(step)
+    checkified = jax.jit(checkify.checkify(step, errors=checkify.float_checks))
+
+    def with_checkify(carry):
+        error, carry = checkified(carry, *x_y)
+        error.throw()
+        return carry
+
+    compare(f"MLP training step (128-256-256-10, batch 64, {optimizer})", {
+        "bare jax.jit": (lambda c: bare(c, *x_y), _nothing),
+        "jaxcheck defaults": (lambda c: checked(c, *x_y), _checks),
+        "jaxcheck nans": (lambda c: checked(c, *x_y), lambda: _checks(nans=True)),
+        "jax_debug_nans": (lambda c: bare(c, *x_y), lambda: _flag("jax_debug_nans")),
+        "checkify float_checks": (with_checkify, _nothing),
+    }, state, rounds, max(calls // 4, 5))
+
+
+def _mlp_data() -> tuple[Any, Any]:
+    keys = jax.random.split(jax.random.key(1))
+    return jax.random.normal(keys[0], (64, 128)), jax.random.normal(keys[1], (64, 10))
+
+
+def keys(rounds: int, calls: int) -> None:
+    def sample(key):
+        return jax.random.normal(key, (8,)).sum()
+
+    bare, checked = jax.jit(sample), rt.jit(sample)
+    split = jax.jit(jax.random.split)  # the same bare split in every variant
+
+    def feeding(fun: Callable[[Any], Any]) -> Step:
+        def step(state):
+            key, total = state
+            key, sub = split(key)
+            return key, total + fun(sub)
+        return step
+
+    compare("key-consuming sampler in a loop (split, then sample with the new key)", {
+        "bare jax.jit": (feeding(bare), _nothing),
+        "jaxcheck defaults": (feeding(checked), _checks),
+        "jax_debug_key_reuse": (feeding(bare), lambda: _flag("jax_debug_key_reuse")),
+    }, (jax.random.key(0), jnp.zeros(())), rounds, calls)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds (default 15)")
+    parser.add_argument("--calls", type=int, default=200, help="calls per variant per round (default 200)")
+    args = parser.parse_args()
+    print(f"jax {jax.__version__} on {jax.devices()[0].platform}")
+    for workload in (tiny, million, mlp, keys):
+        workload(args.rounds, args.calls)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+"""JAX401 at run time: PRNG keys consumed twice, typed (`jax.random.key`) and legacy (`PRNGKey`) alike.
+
+Within one program: the traced jaxpr is scanned for keys consumed by more than one `random_bits` or
+`random_split` (legacy keys reach them through `random_wrap`, which is followed back to the raw key).
+Across calls: the top-level arguments a function consumes are found once, at trace time; on each call the
+key objects passed there are looked up by identity among the keys already consumed.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import jax
+
+from jaxcheck.runtime_checks.hidden_state import eqn_line
+
+CONSUMING = frozenset({"random_bits", "random_split"})
+_CALLS = frozenset({"jit", "pjit", "closed_call", "core_call", "remat", "checkpoint", "custom_jvp_call",
+                    "custom_vjp_call"})
+
+
+def consumers(jaxpr: Any) -> dict[Any, list[Any]]:
+    """For each variable of `jaxpr` (an open Jaxpr) holding a key: the equations that consume it."""
+    root: dict[Any, Any] = {}
+    found: dict[Any, list[Any]] = {}
+
+    def origin(var: Any) -> Any:
+        return root.get(var, var)
+
+    for eqn in jaxpr.eqns:
+        name = eqn.primitive.name
+        if name == "random_wrap":
+            root[eqn.outvars[0]] = origin(eqn.invars[0])
+        elif name in CONSUMING and not hasattr(eqn.invars[0], "val"):
+            found.setdefault(origin(eqn.invars[0]), []).append(eqn)
+        else:
+            for inner, outer_vars in _sub_jaxprs(eqn):
+                inner_found = consumers(inner)
+                for inner_var, outer in zip(inner.invars, outer_vars):
+                    uses = inner_found.get(inner_var)
+                    if uses and not hasattr(outer, "val"):
+                        # inside a loop or branch a consumption counts once; inside a call as often as it happens.
+                        # Library code traced inside has no user line: the calling equation stands for it.
+                        located = [use if eqn_line(use) is not None else eqn for use in uses]
+                        found.setdefault(origin(outer), []).extend(located if name in _CALLS else located[:1])
+    return found
+
+
+def _sub_jaxprs(eqn: Any) -> list[tuple[Any, list[Any]]]:
+    """`(inner jaxpr, the outer variables bound to its inputs)` for the sub-programs of an equation."""
+    pairs = []
+    for key in ("jaxpr", "call_jaxpr", "fun_jaxpr"):
+        inner = eqn.params.get(key)
+        inner = getattr(inner, "jaxpr", inner)
+        if inner is not None and hasattr(inner, "eqns") and len(inner.invars) == len(eqn.invars):
+            pairs.append((inner, list(eqn.invars)))
+    for branch in eqn.params.get("branches", ()):
+        inner = getattr(branch, "jaxpr", branch)
+        if len(inner.invars) == len(eqn.invars) - 1:
+            pairs.append((inner, list(eqn.invars[1:])))
+    return pairs
+
+
+def reuse_within(closed: Any) -> list[list[Any]]:
+    """Each key consumed more than once inside the program: the list of its consuming equations."""
+    return [uses for uses in consumers(closed.jaxpr).values() if len(uses) > 1]
+
+
+def consumed_inputs(closed: Any) -> set[int]:
+    """Indices of the program's inputs that are consumed as keys at least once."""
+    found = consumers(closed.jaxpr)
+    return {index for index, var in enumerate(closed.jaxpr.invars) if found.get(var)}
+
+
+def is_key(value: Any) -> bool:
+    """A typed key array, or a legacy raw key (uint32 with a trailing axis of 2)."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        return False
+    if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+        return True
+    return str(dtype) == "uint32" and tuple(getattr(value, "shape", ()))[-1:] == (2,)
+
+
+class KeyTracker:
+    """The last `limit` keys consumed, by identity, with the file and line of their use. Keys are held
+    (so an id is never mistaken for a dead key's); tracking allocates no garbage-collected object per
+    call, which in a JAX process would trigger costly collections."""
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self._limit = limit
+        self._order: deque[int] = deque()  # ids, oldest first (dicts are slow to pop from the front)
+        self._keys: dict[int, Any] = {}
+        self._files: dict[int, str] = {}
+        self._lines: dict[int, int] = {}
+
+    def track(self, key: Any, file: str, line: int) -> tuple[str, int] | None:
+        """Note `key` as consumed on `line` of `file`; return where it was consumed before when this is a
+        second consumption, else None."""
+        ident = id(key)
+        if self._keys.get(ident) is key:
+            return self._files[ident], self._lines[ident]
+        if len(self._order) >= self._limit:
+            oldest = self._order.popleft()
+            del self._keys[oldest], self._files[oldest], self._lines[oldest]
+        self._order.append(ident)
+        self._keys[ident], self._files[ident], self._lines[ident] = key, file, line
+        return None
+
+
+def lines_of(uses: list[Any]) -> list[tuple[str, int]]:
+    """The user lines of consuming equations, in order (unknown lines left out)."""
+    return [line for eqn in uses if (line := eqn_line(eqn)) is not None]

@@ -1,0 +1,28 @@
+"""pmap's mapped axis against the devices present: a clear note when an argument maps more devices
+than exist (JAX's own error speaks of "logical devices" and names no argument)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+
+
+def axis_note(args: tuple[Any, ...], in_axes: Any, names: Sequence[str], devices: Sequence[Any] | None) -> str | None:
+    """The note for the first argument whose mapped axis is larger than the device count, else None."""
+    count = len(devices) if devices is not None else jax.local_device_count()
+    for index, arg in enumerate(args):
+        axis = in_axes[index] if isinstance(in_axes, (tuple, list)) and index < len(in_axes) else in_axes
+        if not isinstance(axis, int):
+            continue
+        for leaf in jax.tree_util.tree_leaves(arg):
+            shape = getattr(leaf, "shape", ())
+            if len(shape) > axis and shape[axis] > count:
+                name = names[index] if index < len(names) else f"args[{index}]"
+                size = shape[axis]
+                split = f"({count}, {size // count}, ...)" if size % count == 0 else f"a multiple of {count}"
+                return (f"jaxcheck: pmap maps argument {name!r} over its axis {axis} of size {size}, but only "
+                        f"{count} {jax.default_backend()} device(s) exist: reshape it to {split} and map the "
+                        f"inner axis with vmap, or use fewer shards")
+    return None

@@ -1,0 +1,107 @@
+"""Tracer errors explained: JAX's own exception, same type, plus a note with the jaxcheck code, the
+argument that made the value traced, the user's line and a fix that was verified where it can be.
+
+When the caller passed a Python scalar for that argument, the function is traced once more with the
+argument static; only when that trace succeeds does the note suggest `static_argnames`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable
+from typing import Any
+
+import jax
+
+from jaxcheck.runtime_checks import originals
+
+from jaxcheck.analyzer.diagnostics import Diagnostic
+from jaxcheck.runtime_checks.frames import traceback_user_frame
+from jaxcheck.runtime_checks.report import diagnostic
+from jaxcheck.runtime_checks.side_effects import capture_output
+from jaxcheck.runtime_checks.stale_globals import user_function
+
+_ARGUMENT = re.compile(r"argument '?([A-Za-z_][A-Za-z0-9_]*)'?")
+_SHAPE_ERROR = re.compile(r"Shapes must be|shape argument|dynamic_shapes|size argument|concrete size")
+_FIXES = {
+    "JAX301": "use `jnp.where(...)`, `jax.lax.cond(...)` or `jax.lax.while_loop(...)` instead of Python control flow",
+    "JAX302": "keep the value an array (use `jnp` functions, not `int()`/`float()`/NumPy), or make it static",
+    "JAX303": "give the result a static size (`jnp.nonzero(x, size=...)`) or use `jnp.where(mask, x, 0)`",
+    "JAX102": "return the value instead of storing it in outer state (a global, a list, `self`)",
+}
+
+
+def code_of_error(error: BaseException) -> str | None:
+    """The jaxcheck code of a JAX tracer error, None for other exceptions."""
+    errors = jax.errors
+    if isinstance(error, errors.UnexpectedTracerError):
+        return "JAX102"
+    if isinstance(error, errors.NonConcreteBooleanIndexError):
+        return "JAX303"
+    if isinstance(error, (errors.TracerBoolConversionError,)):
+        return "JAX301"
+    if isinstance(error, (errors.TracerIntegerConversionError, errors.TracerArrayConversionError)):
+        return "JAX302"
+    if isinstance(error, errors.ConcretizationTypeError):
+        return "JAX303" if _SHAPE_ERROR.search(str(error)) else "JAX302"
+    return None
+
+
+def traced_argument(error: BaseException) -> str | None:
+    """The argument JAX names as the source of the traced value, if it names one."""
+    match = _ARGUMENT.search(str(error))
+    return match.group(1) if match else None
+
+
+def explain(error: BaseException, fun: Callable[..., Any], jit_kwargs: dict[str, Any] | None,
+            args: tuple[Any, ...], kwargs: dict[str, Any], transform: str) -> Diagnostic | None:
+    """The diagnostic for a tracer `error` raised by `transform(fun, **jit_kwargs)(*args, **kwargs)`, or
+    None when `error` is not a tracer error. `jit_kwargs` is None for transforms without static arguments."""
+    code = code_of_error(error)
+    if code is None:
+        return None
+    name = traced_argument(error)
+    value = _argument_value(fun, name, args, kwargs) if name else None
+    fix = _FIXES[code]
+    if name and isinstance(value, (bool, int, float, complex, str)) and jit_kwargs is not None \
+            and _static_works(fun, jit_kwargs, name, args, kwargs):
+        short = getattr(fun, "__name__", "f")
+        fix = f"mark it static: `jax.jit({short}, static_argnames=({name!r},))` (verified: it then traces)"
+    origin = f"; the traced value comes from the argument {name!r}" if name else ""
+    passed = f" (called with {value!r})" if isinstance(value, (bool, int, float, complex, str)) else ""
+    message = f"{type(error).__name__} in `{_name(fun)}` under {transform}{origin}{passed}"
+    where = traceback_user_frame(error.__traceback__) or _definition(fun)
+    return diagnostic(code, where, message, fix)
+
+
+def _definition(fun: Callable[..., Any]) -> tuple[str, int] | None:
+    """Where the user's function behind `fun` is defined (errors raised after its trace have no user frame)."""
+    code = getattr(user_function(fun), "__code__", None)
+    return (code.co_filename, code.co_firstlineno) if code is not None else None
+
+
+def _name(fun: Any) -> str:
+    return getattr(fun, "__qualname__", None) or getattr(fun, "__name__", None) or type(fun).__name__
+
+
+def _argument_value(fun: Callable[..., Any], name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    try:
+        bound = inspect.signature(fun).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return None
+    return bound.arguments.get(name)
+
+
+def _static_works(fun: Callable[..., Any], jit_kwargs: dict[str, Any], name: str, args: tuple[Any, ...],
+                  kwargs: dict[str, Any]) -> bool:
+    """Trace `fun` once more with `name` static; True when that trace succeeds."""
+    static = jit_kwargs.get("static_argnames") or ()
+    static = (static,) if isinstance(static, str) else tuple(static)
+    options = {**jit_kwargs, "static_argnames": (*static, name)}
+    try:
+        with capture_output(forward=False):
+            originals.jit(fun, **options).trace(*args, **kwargs)
+    except Exception:  # noqa: BLE001 - any failure means the suggestion is not verified
+        return False
+    return True

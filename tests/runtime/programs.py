@@ -1,0 +1,265 @@
+"""Small programs, one per runtime check: a positive (the line that must be reported ends with
+`# <CODE>`) and a near-miss negative that must produce no finding at all. Each runs as a script, under
+every switch (context manager, `jaxcheck run`, `pytest --jaxcheck`)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+HEADER = "import jax, jax.numpy as jnp, numpy as np\n"
+_MARK = re.compile(r"#\s*(JAX\d{3})\s*$")
+
+
+@dataclass(frozen=True)
+class Program:
+    name: str
+    source: str
+    nans: bool = False
+
+    @property
+    def text(self) -> str:
+        return HEADER + self.source.strip("\n") + "\n"
+
+    @property
+    def expected(self) -> set[tuple[str, int]]:
+        """`(code, line)` of every marked line of :attr:`text`."""
+        return {(m.group(1), n) for n, line in enumerate(self.text.splitlines(), 1) if (m := _MARK.search(line))}
+
+
+POSITIVE = [
+    Program("stale_global", """
+scale = 2.0
+@jax.jit
+def f(x):
+    return x * scale  # JAX101
+f(jnp.ones(3))
+scale = 3.0
+f(jnp.ones(3))
+"""),
+    Program("stale_global_read_by_a_helper", """
+offset = np.zeros(3)
+def shift(x):
+    return x + offset  # JAX101
+@jax.jit
+def f(x):
+    return shift(x) * 2
+f(jnp.ones(3))
+offset = np.ones(3)
+f(jnp.ones(3))
+"""),
+    Program("print_while_tracing", """
+@jax.jit
+def f(x):
+    print("x is", x)  # JAX103
+    return x + 1
+f(jnp.ones(2)); f(jnp.ones(2))
+"""),
+    Program("hidden_state", """
+@jax.jit
+def f(x):
+    return x + np.random.rand()  # JAX104
+f(jnp.ones(2))
+"""),
+    Program("retrace_budget", """
+@jax.jit
+def f(x):
+    return x.sum()
+for n in range(1, 13):
+    f(jnp.ones(n))  # JAX501
+"""),
+    Program("jit_of_a_fresh_lambda_per_iteration", """
+for step in range(12):
+    jax.jit(lambda x: x * 2)(jnp.ones(3))  # JAX501
+"""),
+    Program("legacy_key_reused_across_calls", """
+@jax.jit
+def sample(key):
+    return jax.random.normal(key, (2,))
+key = jax.random.PRNGKey(0)
+a = sample(key)
+b = sample(key)  # JAX401
+"""),
+    Program("key_in_a_pytree_reused_across_calls", """
+@jax.jit
+def sample(state):
+    return state["w"] + jax.random.normal(state["key"], (2,))
+state = {"w": jnp.zeros(2), "key": jax.random.key(3)}
+sample(state)
+sample(state)  # JAX401
+"""),
+    Program("typed_key_reused_in_one_program", """
+@jax.jit
+def noise(key):
+    a = jax.random.normal(key, (2,))
+    return a + jax.random.uniform(key, (2,))  # JAX401
+noise(jax.random.key(1))
+"""),
+    Program("branch_on_python_scalar", """
+@jax.jit
+def f(x, mode):
+    if mode > 1:  # JAX301
+        return x
+    return -x
+try:
+    f(jnp.ones(2), 2)
+except jax.errors.TracerBoolConversionError as error:
+    assert "static_argnames=('mode',)" in error.__notes__[-1], error.__notes__
+"""),
+    Program("int_of_traced_array", """
+@jax.jit
+def f(x):
+    return jnp.zeros(3) + int(x[0])  # JAX302
+try:
+    f(jnp.ones(2))
+except jax.errors.ConcretizationTypeError as error:
+    assert "static_argnames" not in error.__notes__[-1] and "JAX302" in error.__notes__[-1]
+"""),
+    Program("boolean_mask_index", """
+@jax.jit
+def f(x):
+    return x[x > 0].sum()  # JAX303
+try:
+    f(jnp.ones(2))
+except jax.errors.NonConcreteBooleanIndexError as error:
+    assert "JAX303" in error.__notes__[-1]
+"""),
+    Program("leaked_tracer", """
+leaked = []
+@jax.jit
+def f(x):
+    leaked.append(x)
+    return x
+f(jnp.ones(2))
+g = jax.jit(lambda y: y + leaked[0])  # JAX102
+try:
+    g(jnp.ones(2))
+except jax.errors.UnexpectedTracerError as error:
+    assert "JAX102" in error.__notes__[-1]
+"""),
+    Program("nan_masked_by_where", """
+@jax.jit
+def f(x):
+    y = jnp.where(x > 0, jnp.log(x), 0.0)  # JAX701
+    return y.sum()
+f(jnp.array([1.0, -2.0]))
+f(jnp.array([1.0, 2.0]))
+""", nans=True),
+    Program("nan_in_backward_pass", """
+def norm(x):
+    return jnp.sum(jnp.where(x > 0, jnp.sqrt(x), 0.0))  # JAX701
+step = jax.jit(jax.grad(norm))
+step(jnp.array([0.0, 1.0]))
+""", nans=True),
+]
+
+NEGATIVE = [
+    Program("stale_global_rebound_to_equal_value", """
+scale = 2.0
+@jax.jit
+def f(x):
+    return x * scale
+f(jnp.ones(3))
+scale = float("2.0")  # a new object with an equal value
+f(jnp.ones(3))
+scale = 3.0
+f(jnp.ones(4))  # retraces: the new program reads the new value
+"""),
+    Program("debug_print", """
+@jax.jit
+def f(x):
+    jax.debug.print("x is {}", x)
+    return x + 1
+f(jnp.ones(2)); f(jnp.ones(2))
+"""),
+    Program("random_from_a_key", """
+@jax.jit
+def f(x, key):
+    return x + jax.random.uniform(key) + np.float32(0.5)
+f(jnp.ones(2), jax.random.key(0))
+"""),
+    Program("retraces_within_budget", """
+@jax.jit
+def f(x):
+    return x.sum()
+for n in range(1, 11):
+    f(jnp.ones(n))
+for _ in range(20):
+    f(jnp.ones(3))
+"""),
+    Program("jit_applied_once_outside_the_loop", """
+double = jax.jit(lambda x: x * 2)
+for step in range(12):
+    double(jnp.ones(3))
+"""),
+    Program("legacy_key_split_each_call", """
+@jax.jit
+def sample(key):
+    return jax.random.normal(key, (2,))
+key = jax.random.PRNGKey(0)
+for _ in range(3):
+    key, sub = jax.random.split(key)
+    sample(sub)
+"""),
+    Program("key_in_a_pytree_replaced_each_call", """
+@jax.jit
+def sample(state):
+    key, sub = jax.random.split(state["key"])
+    return {"w": state["w"] + jax.random.normal(sub, (2,)), "key": key}
+state = {"w": jnp.zeros(2), "key": jax.random.key(3)}
+for _ in range(3):
+    state = sample(state)
+"""),
+    Program("typed_key_split_in_one_program", """
+@jax.jit
+def noise(key):
+    a_key, b_key = jax.random.split(key)
+    return jax.random.normal(a_key, (2,)) + jax.random.uniform(b_key, (2,))
+noise(jax.random.key(1))
+noise(jax.random.key(2))
+"""),
+    Program("branch_on_static_argument", """
+from functools import partial
+@partial(jax.jit, static_argnames=("mode",))
+def f(x, mode):
+    if mode > 1:
+        return x
+    return -x
+f(jnp.ones(2), 2)
+"""),
+    Program("static_shape_of_traced_array", """
+@jax.jit
+def f(x):
+    return jnp.zeros(3) + int(x.shape[0])
+f(jnp.ones(2))
+"""),
+    Program("mask_with_where", """
+@jax.jit
+def f(x):
+    return jnp.where(x > 0, x, 0.0).sum()
+f(jnp.ones(2))
+"""),
+    Program("tracer_returned_not_leaked", """
+@jax.jit
+def f(x):
+    return x * 2
+kept = [f(jnp.ones(2))]
+g = jax.jit(lambda y: y + kept[0])
+g(jnp.ones(2))
+"""),
+    Program("log_made_safe", """
+@jax.jit
+def f(x):
+    safe = jnp.where(x > 0, x, 1.0)
+    return jnp.where(x > 0, jnp.log(safe), 0.0).sum()
+f(jnp.array([1.0, -2.0]))
+f(jnp.array([1.0, 2.0]))
+""", nans=True),
+    Program("sqrt_made_safe_in_backward_pass", """
+def norm(x):
+    safe = jnp.where(x > 0, x, 1.0)
+    return jnp.sum(jnp.where(x > 0, jnp.sqrt(safe), 0.0))
+step = jax.jit(jax.grad(norm))
+step(jnp.array([0.0, 1.0]))
+""", nans=True),
+]
