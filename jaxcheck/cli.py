@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from jaxcheck import __version__
+from jaxcheck.version import __version__
 from jaxcheck.analyzer.autofix import fix_files, write_atomically
 from jaxcheck.analyzer.cache import DEFAULT_CACHE_DIR
 from jaxcheck.analyzer.config import ConfigError, Settings, load_configuration

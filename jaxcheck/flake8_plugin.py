@@ -12,7 +12,7 @@ import ast
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from jaxcheck import __version__
+from jaxcheck.version import __version__
 from jaxcheck.analyzer.config import Configuration, load_configuration
 from jaxcheck.analyzer.engine import Linter
 

@@ -38,6 +38,7 @@ from jaxcheck.analyzer.semantics.summary import ModuleSummary
 from jaxcheck.analyzer.source import SourceDecodeError, decode_source
 from jaxcheck.analyzer.suppression import Suppressions
 from jaxcheck.analyzer.walker import RuleWalker
+from jaxcheck.version import __version__
 
 SYNTAX_ERROR_CODE = "JAX001"
 SYNTAX_ERROR_NAME = "syntax-error"
@@ -264,7 +265,6 @@ class Linter:
         return {path: cached[path] if path in cached else checked[path] for path in tasks}
 
     def _cache(self, directory: Path) -> ResultCache:
-        from jaxcheck import __version__  # the package's __init__ imports this module
 
         codes = [rule.code for rule in self.rules]
         return ResultCache(directory, fingerprint(__version__, self.settings.model_dump_json(), codes, self.noqa))

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePath
 from urllib.parse import quote
 
-from jaxcheck import __version__
+from jaxcheck.version import __version__
 from jaxcheck.analyzer.diagnostics import PROJECT_URL, RULE_DOCS_URL, Diagnostic, Fix, Range, display_column
 from jaxcheck.analyzer.output.context import PLAIN, OutputContext
 from jaxcheck.analyzer.registry import all_rules

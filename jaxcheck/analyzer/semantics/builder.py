@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 import libcst as cst
 
 from jaxcheck.analyzer.project import absolute_module
-from jaxcheck.analyzer.semantics import jax_api
+import jaxcheck.analyzer.semantics.jax_api as jax_api
 from jaxcheck.analyzer.semantics.bindings import MUTATING_METHODS, CallableOrigin, ChangeKind, ChangeSite
 from jaxcheck.analyzer.semantics.program_order import CallEvent
 from jaxcheck.analyzer.semantics.parameter_use import PROBE_ATTRIBUTES, PROBE_CALLS, ParameterUse
@@ -31,7 +31,6 @@ from jaxcheck.analyzer.semantics.scopes import (
     qualified_name,
 )
 from jaxcheck.analyzer.semantics.summary import (
-    CallArguments,
     CallEdge,
     FunctionSummary,
     ModuleSummary,
@@ -41,6 +40,7 @@ from jaxcheck.analyzer.semantics.summary import (
 from jaxcheck.analyzer.semantics.syntax import argument, at_receiver, chain_root, dotted, literal_strings
 from jaxcheck.analyzer.semantics.trace_roots import TraceRootReader
 from jaxcheck.analyzer.semantics.values import (
+    CallArguments,
     NO_DEPS,
     BOOL_MASK,
     FILESYSTEM_PATH,

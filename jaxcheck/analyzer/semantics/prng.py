@@ -18,7 +18,7 @@ from typing import Literal, Optional
 
 import libcst as cst
 
-from jaxcheck.analyzer.semantics import jax_api
+import jaxcheck.analyzer.semantics.jax_api as jax_api
 
 CallName = Callable[[cst.Call], Optional[str]]
 IgnoresArgument = Callable[[cst.Call, Optional[int], Optional[str]], bool]

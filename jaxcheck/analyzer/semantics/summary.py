@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from jaxcheck.analyzer.semantics.values import Deps
+from jaxcheck.analyzer.semantics.values import CallArguments, Deps
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,44 +55,6 @@ class FunctionSummary:
             return None
         free = self.positional[bound:]
         return free[position] if position < len(free) else self.var_positional
-
-
-@dataclass(frozen=True, slots=True)
-class CallArguments:
-    """The arguments of one call, as dependency sets; `bound_positional` leading parameters are
-    already bound (`self` of a method call, arguments given to `functools.partial`)."""
-
-    positional: tuple[Deps, ...] = ()
-    keywords: tuple[tuple[str, Deps], ...] = ()
-    bound_positional: int = 0
-    has_star: bool = False
-
-    def bind(self, function: FunctionSummary) -> dict[str, Deps]:
-        """Map `function`'s parameter names to the dependencies of the arguments passed to them; empty
-        when the arguments do not fit the signature (too many, an unknown keyword): that call fails."""
-        params = function.positional[self.bound_positional :]
-        bound: dict[str, Deps] = {}
-        for index, deps in enumerate(self.positional):
-            if index < len(params):
-                bound[params[index]] = deps
-            elif function.var_positional is not None:
-                bound[function.var_positional] = bound.get(function.var_positional, frozenset()) | deps
-            else:
-                return {}
-        for name, deps in self.keywords:
-            if name in params or name in function.keyword_only:
-                bound[name] = deps
-            elif function.var_keyword is not None:
-                bound[function.var_keyword] = bound.get(function.var_keyword, frozenset()) | deps
-            else:
-                return {}
-        return bound
-
-    def passed(self, function: FunctionSummary) -> frozenset[str]:
-        """The parameters of `function` this call gives a value (all of them after `*args`/`**kwargs`)."""
-        if self.has_star:
-            return frozenset(function.parameters)
-        return frozenset(self.bind(function))
 
 
 @dataclass(frozen=True, slots=True)

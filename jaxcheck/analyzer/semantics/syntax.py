@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from jaxcheck.analyzer.semantics import jax_api
+import jaxcheck.analyzer.semantics.jax_api as jax_api
 
 
 def dotted(node: cst.BaseExpression) -> str:

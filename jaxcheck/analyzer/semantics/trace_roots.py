@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from jaxcheck.analyzer.semantics import jax_api
+import jaxcheck.analyzer.semantics.jax_api as jax_api
 from jaxcheck.analyzer.semantics.records import ModuleRecords
 from jaxcheck.analyzer.semantics.scopes import BindingKind, Scope, qualified_name
 from jaxcheck.analyzer.semantics.summary import FunctionSummary, TraceRoot, TraceSpec
