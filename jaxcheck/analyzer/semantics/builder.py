@@ -1085,7 +1085,7 @@ class ModelBuilder(TraceRootReader):
         if name in jax_api.CONSTANT_COLLECTIVES and args and not args[0].deps:
             return UNKNOWN  # `lax.psum(1, axis)`: a Python value
         if name in jax_api.LAX_BODIES:
-            self._lax_call(node, name)
+            self._lax_call(node, name, args)
             return combine((staged, *args))
         if isinstance(node.func, cst.Call) and self.records.call_names.get(id(node.func)) in self.transforms:
             self.records.called_transforms.add(id(node.func))
@@ -1223,9 +1223,14 @@ class ModelBuilder(TraceRootReader):
             return CallableOrigin("method", origin.loops)
         return origin if origin.kind != "value" else None
 
-    def _lax_call(self, node: cst.Call, name: str) -> None:
-        for slot in jax_api.LAX_BODIES[name]:
-            spec = TraceSpec(name, True, positional_limit=slot.arity, caches=True)
+    def _lax_call(self, node: cst.Call, name: str, args: list[Value]) -> None:
+        slots = jax_api.LAX_BODIES[name]
+        for slot in slots:
+            arity = slot.arity if slot.arity is not None else _operand_count(node, slots)
+            spec = TraceSpec(name, True, positional_limit=arity, caches=True)
+            operands = None
+            if slot.arity is None and arity is not None:  # the branches are called with the operands
+                operands = CallArguments(tuple(value.deps for value in args[len(args) - arity :]))
             body = argument(node, slot.position, (slot.keyword,))
             if body is None:
                 continue
@@ -1235,9 +1240,19 @@ class ModelBuilder(TraceRootReader):
                 target = qualified_name(self.scope, each)
                 if target is not None:
                     self._call_event(node, target)
+                    if operands is not None:
+                        self.edges[id(each)] = CallEdge(self._function_key, target, operands)
 
 
 # ------------------------------------------------------------------------------------- helpers
+
+
+def _operand_count(node: cst.Call, slots: Sequence[jax_api.BodySlot]) -> int | None:
+    """How many operands `lax.cond(p, f, g, *operands)` / `lax.switch(i, branches, *operands)` passes
+    its branches: the positional arguments after the bodies; None when that cannot be read."""
+    if any(arg.star or arg.keyword is not None for arg in node.args):
+        return None
+    return max(0, len(node.args) - (max(slot.position for slot in slots) + 1))
 
 
 def _call_elements(value: Value, count: int) -> tuple[Value, ...] | None:

@@ -80,6 +80,10 @@ class ValueDependentShape(Rule):
     summary = "Boolean masks, `nonzero`/`unique` without `size=`, traced sizes and slice bounds under jit"
 
     VALID = (
+        # `lax.cond`/`lax.switch` pass their branches only the operands given: defaults stay Python values.
+        Valid("import jax\nimport jax.numpy as jnp\nfrom jax import lax\ndef done(r, shape=()):\n    return jnp.zeros(shape) + r\n"
+              "def going(r, shape=()):\n    return jnp.ones(shape) * r\n@jax.jit\ndef step(p, r):\n"
+              "    return lax.cond(p, done, going, r)\n"),
         Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x, r):\n"
               "    return jnp.repeat(x, r, total_repeat_length=8)\n"),
         Valid("import jax\nfrom jax import lax\nimport jax.numpy as jnp\ndef f(x):\n    n = lax.psum(1, 'i')\n"
@@ -102,6 +106,9 @@ class ValueDependentShape(Rule):
         Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return x.reshape(-1, x.shape[-1])\n"),
     )
     INVALID = (
+        Invalid("import jax\nimport jax.numpy as jnp\nfrom jax import lax\ndef done(r, shape=()):\n    return jnp.zeros(shape) + r\n"
+                "def going(r, shape=()):\n    return jnp.ones(shape) * r\n@jax.jit\ndef step(p, r, n):\n"
+                "    return lax.cond(p, done, going, r, n)\n", 5, 22),
         Invalid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x, r):\n    return jnp.repeat(x, r)\n", 5, 26),
         Invalid("import jax\nfrom jax import lax\nimport jax.numpy as jnp\ndef f(x):\n    n = lax.psum(x, 'i')\n"
                 "    return jnp.zeros((n, 3)) + x\ng = jax.pmap(f, axis_name='i')\n", 6, 23),
