@@ -141,6 +141,11 @@ def main() -> int:
     for key in vanished:
         entry = baseline[key]
         print(f"vanished: {key} (was {entry.get('verdict') or 'unjudged'}: {entry.get('reason') or ''})")
+    for corpus in (args.ecosystem, args.corpus):
+        part = [f for f in findings if f.path.startswith(f"{corpus.name}/")]
+        print(f"\n{corpus.name}: {len(part)} findings")
+        print("\n".join(precision_table(part, baseline)))
+    print("\nboth corpora:")
     print("\n".join(precision_table(findings, baseline)))
     if args.update:
         write_baseline(args.baseline, findings, baseline)
