@@ -107,6 +107,7 @@ class ModelBuilder(TraceRootReader):
         self.repeated_calls: set[str] = set()
         self.parameter_use = ParameterUse()
         self._container_params: dict[str, frozenset[str]] = {}
+        self._parameter_names: dict[str, frozenset[str]] = {}
         self._immediate_calls: dict[int, cst.Call] = {}
         """Transform calls called right away (`jax.vmap(f)(x)`), by id, with the call."""
         self.returns: dict[str, Value] = {}
@@ -846,8 +847,13 @@ class ModelBuilder(TraceRootReader):
         return self.scope.load(node.value)
 
     def _is_parameter(self, owner: Scope, name: str) -> bool:
-        function = self.functions.get(owner.key) if owner.kind is ScopeKind.FUNCTION else None
-        return function is not None and name in function.parameters
+        if owner.kind is not ScopeKind.FUNCTION:
+            return False
+        names = self._parameter_names.get(owner.key)
+        if names is None:
+            function = self.functions.get(owner.key)
+            names = self._parameter_names[owner.key] = frozenset(function.parameters if function else ())
+        return name in names
 
     def _note_probe(self, node: cst.BaseExpression) -> None:
         """`node` is only probed here (`.shape`, `isinstance(node, ...)`, `node is None`)."""
