@@ -54,7 +54,8 @@ class Transform:
     `staged` is True when the function runs on abstract tracers (jit, vmap, lax bodies), where Python
     control flow and concretization fail; grad-style transforms keep concrete values.
     `static_argnums`/`static_argnames` name the keyword arguments that mark parameters static;
-    `in_axes` is the keyword whose `None` entries leave a parameter unbatched (untraced by this transform);
+    `in_axes` is the keyword whose `None` entries leave a parameter unbatched (untraced by this transform:
+    `vmap`'s `in_axes`, `shard_map`'s `in_specs`);
     `in_axes_position` is where `in_axes` may also be passed positionally (`jax.vmap(f, (0, None))`);
     `array_params_only` means only parameters annotated as arrays are traced (Equinox `filter_*`).
     `caches` means the traced program is cached and reused on later calls (jit-like), so anything the
@@ -69,6 +70,8 @@ class Transform:
     in_axes_position: int | None = None
     array_params_only: bool = False
     caches: bool = False
+    in_axes_call_maps_all: bool = False
+    """A call given as the whole `in_axes` (`in_specs=P("x")`) maps every argument."""
 
 
 _JIT = Transform("jax.jit", True, ("static_argnums",), ("static_argnames",), caches=True)
@@ -83,7 +86,7 @@ TRANSFORMS: dict[str, Transform] = {
     # A custom_jvp/custom_vjp function runs eagerly on concrete values unless its caller is traced.
     "jax.custom_jvp": Transform("jax.custom_jvp", False, ("nondiff_argnums",), ("nondiff_argnames",)),
     "jax.custom_vjp": Transform("jax.custom_vjp", False, ("nondiff_argnums",), ("nondiff_argnames",)),
-    "jax.shard_map": Transform("shard_map", True, caches=True),
+    "jax.shard_map": Transform("shard_map", True, in_axes="in_specs", caches=True, in_axes_call_maps_all=True),
     "jax.eval_shape": Transform("jax.eval_shape", True),
     "jax.make_jaxpr": Transform("jax.make_jaxpr", True, ("static_argnums",)),
     "equinox.filter_jit": Transform("equinox.filter_jit", True, array_params_only=True, caches=True),

@@ -89,7 +89,8 @@ class TraceRootReader:
                 readable &= names is not None
                 static_names.update(names or ())
             elif keyword == transform.in_axes:
-                axes = unbatched_positions(arg.value)
+                maps_all = transform.in_axes_call_maps_all and isinstance(arg.value, cst.Call)
+                axes = () if maps_all else unbatched_positions(arg.value)
                 readable &= axes is not None
                 unbatched.update(axes or ())
         return TraceSpec(

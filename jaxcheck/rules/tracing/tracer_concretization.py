@@ -78,6 +78,10 @@ class TracerConcretization(Rule):
     summary = "`int()`/`float()`/`.item()`/NumPy/`math`/`range()`/list indexing/`axis=` on a traced value"
 
     VALID = (
+        # A `shard_map` argument whose `in_specs` entry is None is passed through unmapped and concrete.
+        Valid("import jax\nfrom jax.sharding import PartitionSpec as P\nfrom jax import shard_map\ndef f(x, n):\n"
+              "    for _ in range(n):\n        x = x + 1\n    return x\n@jax.jit\ndef run(x, mesh):\n"
+              "    return shard_map(f, mesh=mesh, in_specs=(P('x'), None), out_specs=P('x'))(x, 3)\n"),
         # After `if isinstance(v, jax.core.Tracer): raise ...`, `v` is concrete.
         Valid("import jax\nimport numpy as np\n@jax.jit\ndef f(x, v):\n    if isinstance(v, jax.core.Tracer):\n"
               "        raise TypeError('v must be concrete')\n    return x * float(np.asarray(v))\n"),
@@ -94,6 +98,9 @@ class TracerConcretization(Rule):
         Valid("import jax\n@jax.jit\ndef f(xs):\n    for i in range(len(xs)):\n        xs = xs.at[i].set(0)\n    return xs\n"),
     )
     INVALID = (
+        Invalid("import jax\nfrom jax.sharding import PartitionSpec as P\nfrom jax import shard_map\ndef f(x, n):\n"
+                "    for _ in range(n):\n        x = x + 1\n    return x\n@jax.jit\ndef run(x, mesh):\n"
+                "    return shard_map(f, mesh=mesh, in_specs=P('x'), out_specs=P('x'))(x, x)\n", 5, 14),
         Invalid("import jax\nimport numpy as np\n@jax.jit\ndef f(x, v):\n    if isinstance(v, jax.core.Tracer):\n"
                 "        print('traced')\n    return x * float(np.asarray(v))\n", 7, 22),
         Invalid("import jax\n@jax.jit\ndef f(x):\n    return int(x)\n", 4, 12, "astype"),
