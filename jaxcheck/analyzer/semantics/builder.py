@@ -1070,7 +1070,9 @@ class ModelBuilder(TraceRootReader):
         name = qualified_name(self.scope, node.func)
         if name is not None:
             self.records.call_names[id(node)] = name
-            if jax_api.is_random_call(name):
+            if jax_api.is_random_call(name) or name in jax_api.PARTIAL and node.args and jax_api.is_random_call(
+                qualified_name(self.scope, node.args[0].value)
+            ):  # `partial(jax.random.normal, key)` draws where it is called
                 self.records.random_scopes.add(self._function_key)
             if name in PROBE_CALLS and node.args:
                 self._note_probe(node.args[0].value)

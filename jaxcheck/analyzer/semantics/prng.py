@@ -139,6 +139,10 @@ class _Analysis:
         self.origins: dict[int, int] = {}  # creating call -> first consumption of a key it made
         self.loops: list[_Loop] = []
         self.reports: dict[tuple[int, str], KeyReuse] = {}
+        self.partials: dict[str, tuple[str, ...]] = {}
+        self.named_partials: set[int] = set()
+        """`partial(...)` calls bound to a name; any other partial (passed on) may be called at once."""
+        """Names bound to `functools.partial(f, key, ...)`, with the keys they carry."""
 
     # ---------------------------------------------------------------------------------- statements
     def block(self, statements: Sequence[cst.CSTNode], state: State) -> State:
@@ -159,6 +163,8 @@ class _Analysis:
         if isinstance(node, (cst.Assign, cst.AnnAssign)):
             if node.value is None:
                 return state
+            if isinstance(node.value, cst.Call) and self.call_name(node.value) in jax_api.PARTIAL:
+                self.named_partials.add(id(node.value))
             state = self.expr(node.value, state)
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             for target in targets:
@@ -332,6 +338,12 @@ class _Analysis:
 
     def call(self, node: cst.Call, state: dict[str, _Key]) -> None:
         name = self.call_name(node)
+        if isinstance(node.func, cst.Name) and node.func.value in self.partials:
+            for key in self.partials[node.func.value]:  # calling `partial(f, key)` consumes `key`
+                if key in state:
+                    self.consume(key, node, state)
+        if name in jax_api.PARTIAL and id(node) in self.named_partials:
+            return  # `draw = partial(f, key)`: the key is consumed where `draw` is called
         if jax_api.is_random_call(name):
             if name not in jax_api.NON_CONSUMING_RANDOM:
                 argument = _key_argument(node)
@@ -340,6 +352,11 @@ class _Analysis:
             return
         if not jax_api.consumes_key_argument(name):
             return
+        for arg in node.args:  # a partial carrying keys, passed on: the callee may call it
+            if isinstance(arg.value, cst.Name):
+                for key in self.partials.get(arg.value.value, ()):
+                    if key in state:
+                        self.consume(key, node, state)
         position = 0
         for arg in node.args:
             index = position if arg.keyword is None else None
@@ -369,6 +386,10 @@ class _Analysis:
         """Bind `target` to `value` (None: to something that is not a key as far as we know)."""
         if isinstance(target, cst.Name):
             name = target.value
+            self.partials.pop(name, None)
+            bound = self.bound_keys(value, state)
+            if bound:
+                self.partials[name] = bound
             kind = self.key_kind(value, state)
             if kind == "source" and name not in self.not_keys:
                 state[name] = _Key(origin=self.seeded_origin(value))
@@ -420,6 +441,12 @@ class _Analysis:
             for name in _target_names(target):
                 if name not in self.keys:
                     state.pop(name, None)
+
+    def bound_keys(self, value: cst.BaseExpression | None, state: dict[str, _Key]) -> tuple[str, ...]:
+        """The keys bound into `functools.partial(f, key, ...)`."""
+        if not (isinstance(value, cst.Call) and self.call_name(value) in jax_api.PARTIAL):
+            return ()
+        return tuple(a.value.value for a in value.args[1:] if isinstance(a.value, cst.Name) and a.value.value in state)
 
     def key_kind(self, value: cst.BaseExpression | None, state: dict[str, _Key]) -> str | None:
         """"source" for a new key (or an item of a key array), "alias" for a name holding a key."""

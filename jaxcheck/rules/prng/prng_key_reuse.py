@@ -60,6 +60,9 @@ class PrngKeyReuse(Rule):
     summary = "a PRNG key consumed twice: two samplers, use after `split`, or in a loop without re-splitting"
 
     VALID = (
+        # A key bound into `partial` is consumed where the partial is called.
+        Valid("import jax\nfrom functools import partial\ndef f(key, x):\n    draw = partial(jax.random.normal, key)\n"
+              "    if x:\n        return draw()\n    return jax.random.uniform(key)\n"),
         # Abstract evaluation draws nothing.
         Valid("import jax\nimport equinox as eqx\ndef init(key, x):\n    return jax.random.normal(key, x.shape)\n"
               "def f(key, x):\n    shapes = eqx.filter_eval_shape(init, key, x)\n    jaxpr = jax.make_jaxpr(init)(key, x)\n"
@@ -97,6 +100,8 @@ class PrngKeyReuse(Rule):
         Valid("import jax\ndef init(key, n):\n    return n\ndef f(key):\n    m = init(key, 3)\n    return jax.random.normal(key, (m,))\n"),
     )
     INVALID = (
+        Invalid("import jax\nfrom functools import partial\ndef f(key):\n    draw = partial(jax.random.normal, key)\n"
+                "    a = draw()\n    return a + draw()\n", 6, 16),
         Invalid("import jax\nimport equinox as eqx\ndef init(key, x):\n    return jax.random.normal(key, x.shape)\n"
                 "def f(key, x):\n    shapes = eqx.filter_eval_shape(init, key, x)\n    w = jax.random.normal(key)\n"
                 "    return init(key, x)\n", 8, 12, "line 7"),
