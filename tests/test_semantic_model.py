@@ -413,3 +413,109 @@ def test_object_kinds_are_tracked_through_module_globals():
     assert model.is_logger(log) and model.is_numpy_generator(rng) and model.is_filesystem_path(parent)
     assert not model.is_logger(rng)
 
+
+
+def test_program_order_counts_changes_between_calls_only():
+    model, module = model_of(
+        """
+        import jax
+        lr = 0.1
+        decay = 1.0
+        decay = 0.5
+        @jax.jit
+        def update(w):
+            return w * lr * decay
+        w = update(1.0)
+        lr = 0.01
+        w = update(w)
+        """
+    )
+    lr = next(n for n in _names(module, "lr") if model.outer_name(n))
+    decay = next(n for n in _names(module, "decay") if model.outer_name(n))
+    change = model.change_of(model.outer_name(lr), "lr", "m.update", lr)
+    assert change is not None and model.position(change.node).start.line == 10
+    assert model.change_of(model.outer_name(decay), "decay", "m.update", decay) is None  # before any call
+
+
+def test_a_store_to_another_attribute_is_no_change_of_what_is_read():
+    model, module = model_of(
+        """
+        import jax
+        class Flags:
+            a = 0
+            b = 1
+        FLAGS = Flags()
+        @jax.jit
+        def f(x):
+            return x * FLAGS.b + FLAGS.a
+        def setup():
+            FLAGS.a = 1
+        """
+    )
+    reads = [n for n in _names(module, "FLAGS") if model.outer_name(n)]
+    b_read, a_read = reads[:2]  # the two reads in f (setup() reads FLAGS too)
+    assert model.change_of(model.outer_name(b_read), "FLAGS", "m.f", b_read) is None
+    assert model.change_of(model.outer_name(a_read), "FLAGS", "m.f", a_read) is not None
+
+
+def test_repetition_is_evident_only_from_loops():
+    model, _ = model_of(
+        """
+        import functools
+        def once(x):
+            return x
+        def step(x):
+            return helper(x)
+        def helper(x):
+            return x
+        @functools.lru_cache
+        def compiled(n):
+            return n
+        def main(xs):
+            once(xs)
+            for x in xs:
+                step(x)
+                compiled(3)
+        """
+    )
+    assert model.runs_repeatedly("m.step") and model.runs_repeatedly("m.helper")
+    assert not model.runs_repeatedly("m.once") and not model.runs_repeatedly("m.main")
+    assert not model.runs_repeatedly("m.compiled")
+
+
+def test_parameters_only_probed_are_inert_and_defaults_never_passed_stay_concrete():
+    model, _ = model_of(
+        """
+        import jax
+        def is_key(key, other):
+            return key.shape == (2,) and isinstance(key, object) and key is not None and other + 1
+        @jax.jit
+        def f(x, debug=False, scale=1.0):
+            return x
+        y = f(1.0, scale=2.0)
+        """
+    )
+    assert model.solution.functions["m.is_key"].inert_params == frozenset({"key"})
+    trace = model.trace_of("m.f")
+    assert trace is not None and trace.traced_params == frozenset({"x", "scale"})
+
+
+def test_host_callbacks_and_pallas_kernels():
+    model, module = model_of(
+        """
+        import jax
+        from jax.experimental import pallas as pl
+        @jax.jit
+        def step(x):
+            def log(v):
+                print(v)
+            jax.debug.callback(log, x)
+            def kernel(x_ref, o_ref):
+                o_ref[...] = x_ref[...]
+            return pl.pallas_call(kernel, out_shape=x)(x)
+        """
+    )
+    assert model.enclosing_trace("m.step.<locals>.log") is None
+    assert model.enclosing_trace("m.step") is not None
+    o_ref = next(n for n in _names(module, "o_ref") if model.value_of(n))
+    assert model.is_ref(o_ref)
