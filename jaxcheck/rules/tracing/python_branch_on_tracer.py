@@ -60,6 +60,8 @@ class PythonBranchOnTracer(Rule):
     summary = "Python `if`/`while`/`and`/`or`/`not`/`min`/`max` on a traced value under jit, vmap, pmap or lax bodies"
 
     VALID = (
+        Valid("import jax\n@jax.jit\ndef f(x, lo=0, hi=3):\n    ok = lo < x.ndim <= hi\n    return x, ok\n"),
+        Valid("import jax\n@jax.jit\ndef f(x):\n    return (0 < x) & (x <= 1)\n"),
         # Only passed arguments are traced: a default no call passes stays a Python value.
         Valid("import jax\n@jax.jit\ndef f(x, debug=False):\n    if debug:\n        x = x + 1\n    return x\ny = f(1.0)\n"),
         Valid("import jax\ndef ess(x, axis=0):\n    if axis < 0:\n        axis = axis + x.ndim\n    return x.sum(axis)\n"
@@ -84,6 +86,10 @@ class PythonBranchOnTracer(Rule):
               "        if x > 0:\n            return x\n    return x * 2\n"),
     )
     INVALID = (
+        Invalid("import jax\nfrom jax import lax\n@jax.jit\ndef f(v, lo, hi):\n"
+                "    return lax.cond(lo < v <= hi, lambda: v, lambda: -v)\n", 5, 21, "implicit `and`"),
+        Invalid("import jax\n@jax.jit\ndef f(v):\n    ok = 0.0 < v <= 1.0\n    return ok\n", 4, 10),
+        Invalid("import jax\n@jax.jit\ndef f(v):\n    if 0.0 < v <= 1.0:\n        return v\n    return -v\n", 4, 8, "`if`"),
         Invalid("import jax\n@jax.jit\ndef f(x, debug=False):\n    if debug:\n        x = x + 1\n    return x\n"
                 "y = f(1.0, debug=True)\n", 4, 8),
         Invalid("import jax\ndef ess(x, axis=0):\n    if axis < 0:\n        axis = axis + x.ndim\n    return x.sum(axis)\n"
@@ -129,6 +135,18 @@ class PythonBranchOnTracer(Rule):
         if isinstance(node.operator, cst.Not) and id(node) not in self._checked:
             self._check_operand(node.expression, "`not`")
 
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        """`lo < v <= hi` is `lo < v and v <= hi`: Python converts the first comparison to bool."""
+        if len(node.comparisons) < 2 or id(node) in self._checked:
+            return
+        first = node.comparisons[0]
+        if not isinstance(first.operator, _ORDERING):
+            return
+        if any(self.model.is_traced(side) for side in (node.left, first.comparator)):
+            self.report(node, f"a chained comparison is an implicit `and`: Python converts its first comparison to "
+                              f"bool, but the value is traced under {self.transform_name()}; use "
+                              "`(lo < v) & (v <= hi)`")
+
     def visit_Call(self, node: cst.Call) -> None:
         name = self.model.call_name(node)
         if name not in ("builtins.min", "builtins.max"):
@@ -159,6 +177,7 @@ class PythonBranchOnTracer(Rule):
     def _check_operand(self, operand: cst.BaseExpression, construct: str) -> bool:
         if not self.model.is_traced(operand) or self.model.is_python_container(operand):
             return False  # the truth value of a Python list/tuple/dict is its (static) length
+        self._checked.add(id(operand))  # one finding per operand (a chained comparison included)
         hint = "use `jnp.where` or `lax.cond`/`lax.switch`"
         if construct == "`while`":
             hint = "use `lax.while_loop` or `lax.fori_loop`"
@@ -168,6 +187,9 @@ class PythonBranchOnTracer(Rule):
         self.report(operand, f"Python {construct} needs a concrete bool but the value is traced under "
                              f"{self.transform_name()}; {hint}")
         return True
+
+
+_ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 
 
 def _keyword(node: cst.BooleanOperation) -> str:
