@@ -1187,6 +1187,9 @@ class ModelBuilder(TraceRootReader):
         target = argument(node, 0, ("fun", "f"))
         if target is not None:
             self._register_target(target, self._called_spec(self._spec(transform, node.args), node))
+            inner = self._callable_key(target) if self._in_function else None
+            if inner is not None:  # `jax.grad(loss)(p)` inside a jitted body: `loss` runs under that jit too
+                self.edges[id(target)] = CallEdge(self._function_key, inner, CallArguments(), closure=True)
             if self._records_transform_sites:
                 origin = self._callable_origin(target)
                 site = TransformSite(self._site_function, tuple(self._loops), origin, transform.caches)

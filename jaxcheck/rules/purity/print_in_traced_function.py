@@ -72,6 +72,8 @@ class PrintInTracedFunction(Rule):
     summary = "`print`, logging, `open()` and file writes in traced code run once while tracing, not per call"
 
     VALID = (
+        Valid("import jax\ndef loss(p):\n    print('loss', p)\n    return p * p\ndef step(p):\n"
+              "    return jax.grad(loss)(p)\n"),
         # Host callbacks run on the host with concrete values, on every call.
         Valid("import jax\n@jax.jit\ndef step(x):\n    def log(v):\n        print('value', v)\n"
               "    jax.debug.callback(log, x)\n    return x * 2\n"),
@@ -90,6 +92,8 @@ class PrintInTracedFunction(Rule):
               "def f(x):\n    return p.print(x)\n"),
     )
     INVALID = (
+        Invalid("import jax\ndef loss(p):\n    print('loss', p)\n    return p * p\n@jax.jit\ndef step(p):\n"
+                "    return jax.grad(loss)(p)\n", 3, 5),
         Invalid("import jax\n@jax.jit\ndef step(x):\n    def log(v):\n        print('value', v)\n"
                 "    log(x)\n    return x * 2\n", 5, 9),
         Invalid("import jax\n@jax.jit\ndef f(x):\n    print(x)\n    return x\n", 4, 5, "jax.debug.print",
