@@ -135,8 +135,8 @@ def _check(args: argparse.Namespace) -> int:
     sources = read_sources(d.path for d in report.diagnostics) if args.format in NEEDS_SOURCES else {}
     context = OutputContext(sources=sources, color=_use_color(sys.stdout))
     sys.stdout.write(FORMATTERS[args.format](report.diagnostics, context))
-    for error in report.errors:
-        print(str(error), file=sys.stderr)
+    for line in [*report.notes, *map(str, report.errors)]:
+        print(line, file=sys.stderr)
     if report.errors:
         return EXIT_ERROR
     if report.diagnostics and not args.exit_zero:
@@ -175,6 +175,7 @@ def _fix(linter: Linter, report: CheckReport, args: argparse.Namespace, cache_di
     remaining = linter.check_paths(args.paths, force_exclude=args.force_exclude, jobs=args.jobs,
                                    cache_dir=cache_dir)
     remaining.errors.extend(errors)
+    remaining.notes[:0] = report.notes
     return remaining
 
 

@@ -24,6 +24,7 @@ from jaxcheck.analyzer.cache import ResultCache, fingerprint
 from jaxcheck.analyzer.config import Configuration, Settings
 from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, FileError, Fix, Position, Range
 from jaxcheck.analyzer.discovery import FileFinder
+from jaxcheck.analyzer.outcome import FileOutcome
 from jaxcheck.analyzer.parallel import Checker, FileTask
 from jaxcheck.analyzer.parsing import ParseFailure, parse_source, run_with_deep_stack
 from jaxcheck.analyzer.progress import Progress
@@ -33,7 +34,7 @@ from jaxcheck.analyzer.rule import NodeFix, Report, RuleContext
 from jaxcheck.analyzer.semantics import SemanticModel
 from jaxcheck.analyzer.semantics.builder import ModelBuilder
 from jaxcheck.analyzer.semantics.records import ModuleRecords
-from jaxcheck.analyzer.semantics.solver import FunctionTrace, Solution, solve
+from jaxcheck.analyzer.semantics.solver import Solution, solve
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
 from jaxcheck.analyzer.source import SourceDecodeError, decode_source
 from jaxcheck.analyzer.suppression import Suppressions
@@ -45,11 +46,13 @@ SYNTAX_ERROR_NAME = "syntax-error"
 
 @dataclass
 class CheckReport:
-    """The outcome of a run: findings, files that could not be checked, and how many were read."""
+    """The outcome of a run: findings, files that could not be checked, how many were read, and notes
+    for the user that change nothing in the result (an ignored cache entry)."""
 
     diagnostics: list[Diagnostic] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     files_checked: int = 0
+    notes: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -68,17 +71,6 @@ class _Analysis:
     module: cst.Module
     records: ModuleRecords
     summary: ModuleSummary
-
-
-@dataclass(slots=True)
-class FileOutcome:
-    """One file's result: findings, errors, its summary and how its functions were traced when linted
-    (picklable: it crosses processes and is what the cache stores)."""
-
-    diagnostics: list[Diagnostic]
-    errors: list[FileError]
-    summary: ModuleSummary | None = None
-    signature: dict[str, FunctionTrace] = field(default_factory=dict)
 
 
 class Linter:
@@ -241,6 +233,10 @@ class Linter:
             report.diagnostics.extend(outcome.diagnostics)
             report.errors.extend(outcome.errors)
         report.diagnostics = _deduplicated(report.diagnostics)
+        if cache is not None and cache.ignored:
+            report.notes.append(f"{cache.directory}: note: ignored {cache.ignored} unusable cache entr"
+                                f"{'y' if cache.ignored == 1 else 'ies'} (unreadable, corrupt or from another "
+                                "version); the files were checked again")
         return report
 
     def _outcomes(self, checker: Checker, tasks: dict[Path, FileTask], solution: Solution | None,
@@ -251,7 +247,7 @@ class Linter:
         cached: dict[Path, FileOutcome] = {}
         if cache is not None and keys is not None:
             for path in tasks:
-                if isinstance(entry := cache.load(keys[path]), FileOutcome):
+                if (entry := cache.load(keys[path])) is not None:
                     cached[path] = entry
         missing = [path for path in tasks if path not in cached]
         if progress is not None:

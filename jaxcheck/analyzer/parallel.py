@@ -1,7 +1,7 @@
 """Checking files in worker processes.
 
 Workers are started with the `spawn` method (safe whatever threads the parent runs) and receive the
-:class:`Linter` once, when they start; a task is one file, plus the pickled project solution for
+linter once, when they start; a task is one file, plus the pickled project solution for
 re-lints (unpickled once per worker per solve). Small runs stay in-process: starting a worker costs
 more than checking a few files. A worker that dies (a crash in native code, the OOM killer) loses no
 other file: the files it left unfinished are checked again one at a time in a fresh worker, and only
@@ -18,13 +18,10 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from itertools import count
 from types import TracebackType
-from typing import TYPE_CHECKING
 
+from jaxcheck.analyzer.outcome import FileLinter, FileOutcome
 from jaxcheck.analyzer.project import ModuleName
 from jaxcheck.analyzer.semantics.solver import Solution
-
-if TYPE_CHECKING:
-    from jaxcheck.analyzer.engine import FileOutcome, Linter
 
 MIN_FILES_PER_WORKER = 8
 """A pool is started only when every worker gets at least this many files."""
@@ -48,12 +45,12 @@ _PackedSolution = tuple[int, bytes]
 
 
 class Checker:
-    """Runs :meth:`Linter.check_file` over tasks with up to `jobs` worker processes.
+    """Runs :meth:`FileLinter.check_file` over tasks with up to `jobs` worker processes.
 
     Use it as a context manager: the pool, started on first need, is shut down on exit.
     """
 
-    def __init__(self, linter: Linter, jobs: int) -> None:
+    def __init__(self, linter: FileLinter, jobs: int) -> None:
         self.linter = linter
         self.jobs = jobs
         self._pool: ProcessPoolExecutor | None = None
@@ -134,11 +131,11 @@ class Checker:
 
 
 # ------------------------------------------------------------------------------- worker side
-_linter: Linter | None = None
+_linter: FileLinter | None = None
 _solution: tuple[int, Solution] | None = None
 
 
-def _initialize(linter: Linter) -> None:
+def _initialize(linter: FileLinter) -> None:
     global _linter
     _linter = linter
 
