@@ -114,7 +114,7 @@ def _config_schema() -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    missing = [path for path in args.paths if not path.exists()]
+    missing = [path for path in args.paths if not os.path.lexists(path)]
     if missing:
         print(f"jaxcheck: error: {missing[0]}: no such file or folder", file=sys.stderr)
         return EXIT_ERROR

@@ -1,27 +1,69 @@
 """Finding the Python files to check: folders are walked honouring `.gitignore` and excludes.
 
 Files named explicitly on the command line are always checked. `.gitignore` files apply to the folder
-they sit in and below (the common subset of git's syntax: `*`, `**`, `?`, `[...]`, leading `/`
-anchors, trailing `/` for folders, `!` negation, `#` comments).
+they sit in and below (the common subset of git's syntax: `*`, `**`, `?`, `[...]`, `\\` escapes,
+leading `/` anchors, trailing `/` for folders, `!` negation, `#` comments). Patterns are matched in
+time linear in the pattern times the name (never a backtracking regular expression); a pattern git
+would never match (`[!]`, `[]`, an unclosed class) matches nothing. A walk never follows a symlinked
+folder; entries named like Python files that are not regular files (FIFOs, dangling links, symlink
+loops) are yielded, and reading them (:func:`~jaxcheck.analyzer.source.read_file`) reports why.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from jaxcheck.analyzer.source import read_file, real_path
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 
 
 @dataclass(frozen=True, slots=True)
+class _CharClass:
+    """A `[...]` bracket expression: single characters and inclusive ranges, maybe negated."""
+
+    negated: bool
+    chars: frozenset[str]
+    ranges: tuple[tuple[str, str], ...]
+
+    def matches(self, char: str) -> bool:
+        inside = char in self.chars or any(low <= char <= high for low, high in self.ranges)
+        return inside != self.negated
+
+
+class _Star:
+    """`*`: any run of characters within one path component."""
+
+
+STAR = _Star()
+GLOBSTAR = "**"
+"""A whole `**` component: any number of path components."""
+
+_Token = str | _CharClass | _Star | None
+"""A literal character, a class, a star, or None for `?` (any one character)."""
+_Component = tuple[_Token, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class _IgnoreRule:
-    pattern: re.Pattern[str]
+    """One pattern: components of an anchored pattern (matched from the .gitignore's folder), or a
+    single component matched against the last component of the path."""
+
+    components: tuple[_Component | str, ...]
+    anchored: bool
     negated: bool
     directory_only: bool
+
+    def matches(self, relative: str) -> bool:
+        parts = relative.split("/")
+        if not self.anchored:
+            component = self.components[0]
+            return not isinstance(component, tuple) or _match_component(component, parts[-1])
+        return _match_components(self.components, parts)
 
 
 class GitIgnore:
@@ -32,8 +74,9 @@ class GitIgnore:
 
     @classmethod
     def read(cls, path: Path) -> GitIgnore:
+        """The rules of the file at `path`; none when it is missing, unreadable or not a regular file."""
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = read_file(path).decode("utf-8", errors="replace")
         except OSError:
             return cls(())
         return cls.parse(text)
@@ -48,14 +91,15 @@ class GitIgnore:
             negated = line.startswith("!")
             if negated:
                 line = line[1:]
-            line = line.replace("\\", "")
             directory_only = line.endswith("/")
             line = line.rstrip("/")
             if not line:
                 continue
             anchored = "/" in line
-            line = line.lstrip("/")
-            rules.append(_IgnoreRule(_glob_to_regex(line, anchored), negated, directory_only))
+            components = [GLOBSTAR if part == GLOBSTAR else _compile(part) for part in line.lstrip("/").split("/")]
+            if all(component is not None for component in components) and components:
+                rules.append(_IgnoreRule(tuple(c for c in components if c is not None), anchored, negated,
+                                         directory_only))
         return cls(rules)
 
     def verdict(self, relative: str, is_dir: bool) -> bool | None:
@@ -64,43 +108,104 @@ class GitIgnore:
         for rule in self.rules:
             if rule.directory_only and not is_dir:
                 continue
-            if rule.pattern.match(relative):
+            if rule.matches(relative):
                 result = not rule.negated
         return result
 
 
-def _glob_to_regex(glob: str, anchored: bool) -> re.Pattern[str]:
-    parts: list[str] = []
+def _compile(glob: str) -> _Component | None:
+    """The tokens of one component's glob, or None when git would never match it."""
+    tokens: list[_Token] = []
     index = 0
     while index < len(glob):
         char = glob[index]
-        if glob.startswith("**/", index):
-            parts.append("(?:.*/)?")
-            index += 3
-            continue
-        if glob.startswith("**", index):
-            parts.append(".*")
+        if char == "\\" and index + 1 < len(glob):
+            tokens.append(glob[index + 1])
             index += 2
             continue
         if char == "*":
-            parts.append("[^/]*")
+            if not tokens or tokens[-1] is not STAR:
+                tokens.append(STAR)
         elif char == "?":
-            parts.append("[^/]")
+            tokens.append(None)
         elif char == "[":
-            end = glob.find("]", index + 1)
-            if end == -1:
-                parts.append(re.escape(char))
-            else:
-                body = glob[index + 1 : end].replace("\\", "\\\\")
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                parts.append(f"[{body}]")
-                index = end
+            parsed = _char_class(glob, index + 1)
+            if parsed is None:
+                return None
+            tokens.append(parsed[0])
+            index = parsed[1]
         else:
-            parts.append(re.escape(char))
+            tokens.append(char)
         index += 1
-    prefix = "" if anchored else "(?:.*/)?"
-    return re.compile(f"^{prefix}{''.join(parts)}$")
+    return tuple(tokens)
+
+
+def _char_class(glob: str, index: int) -> tuple[_CharClass, int] | None:
+    """The class starting after a `[` at `index`, and the index of its `]`; None when unclosed."""
+    negated = index < len(glob) and glob[index] in "!^"
+    if negated:
+        index += 1
+    chars: set[str] = set()
+    ranges: list[tuple[str, str]] = []
+    first = True
+    while index < len(glob):
+        char = glob[index]
+        if char == "]" and not first:
+            return _CharClass(negated, frozenset(chars), tuple(ranges)), index
+        first = False
+        if char == "\\" and index + 1 < len(glob):
+            index += 1
+            char = glob[index]
+        if index + 2 < len(glob) and glob[index + 1] == "-" and glob[index + 2] != "]":
+            ranges.append((char, glob[index + 2]))  # a reversed range (z-a) matches nothing, as in git
+            index += 3
+            continue
+        chars.add(char)
+        index += 1
+    return None
+
+
+def _match_component(tokens: _Component, text: str) -> bool:
+    """Whether `tokens` match all of `text`: one backtracking point (the last star), O(len * len)."""
+    position = token = 0
+    star_token, star_position = -1, 0
+    while position < len(text):
+        if token < len(tokens) and tokens[token] is STAR:
+            star_token, star_position = token, position
+            token += 1
+            continue
+        if token < len(tokens) and _matches_char(tokens[token], text[position]):
+            token += 1
+            position += 1
+            continue
+        if star_token < 0:
+            return False
+        token = star_token + 1
+        star_position += 1
+        position = star_position
+    return all(t is STAR for t in tokens[token:])
+
+
+def _matches_char(token: _Token, char: str) -> bool:
+    if token is None:
+        return True
+    if isinstance(token, _CharClass):
+        return token.matches(char)
+    return token == char
+
+
+def _match_components(pattern: Sequence[_Component | str], parts: Sequence[str]) -> bool:
+    """Anchored matching of components: `**` spans any number of parts (at least one at the end)."""
+    reachable = {0}
+    for index, component in enumerate(pattern):
+        if isinstance(component, str):  # GLOBSTAR
+            lowest = min(reachable) + (1 if index == len(pattern) - 1 else 0)
+            reachable = set(range(lowest, len(parts) + 1))
+        else:
+            reachable = {p + 1 for p in reachable if p < len(parts) and _match_component(component, parts[p])}
+        if not reachable:
+            return False
+    return len(parts) in reachable
 
 
 class FileFinder:
@@ -108,12 +213,12 @@ class FileFinder:
 
     def __init__(self, excludes: Sequence[str], root: Path) -> None:
         self.excludes = tuple(excludes)
-        self.root = root.resolve()
+        self.root = real_path(root)
         self._gitignores: dict[Path, GitIgnore] = {}
 
     def is_excluded(self, path: Path) -> bool:
         """True when `path` or one of its folders below the root matches an exclude pattern."""
-        resolved = path.resolve()
+        resolved = real_path(path)
         try:
             relative = resolved.relative_to(self.root).as_posix()
         except ValueError:
@@ -134,11 +239,11 @@ class FileFinder:
         (pre-commit passes every staged file by name)."""
         seen: set[Path] = set()
         for path in paths:
-            if path.is_file() and force_exclude and self._skipped(path, False):
+            named = not path.is_dir()
+            if named and force_exclude and self._skipped(path, False):
                 continue
-            candidates = [path] if path.is_file() or not path.exists() else self._walk(path)
-            for candidate in candidates:
-                key = candidate.resolve()
+            for candidate in [path] if named else self._walk(path):
+                key = real_path(candidate)
                 if key not in seen:
                     seen.add(key)
                     yield candidate
@@ -158,7 +263,7 @@ class FileFinder:
         return self._git_ignored(path, is_dir)
 
     def _git_ignored(self, path: Path, is_dir: bool) -> bool:
-        resolved = path.resolve()
+        resolved = real_path(path)
         result: bool | None = None
         for folder in reversed(resolved.parents):
             if folder != self.root and self.root not in folder.parents:

@@ -36,7 +36,7 @@ from jaxcheck.analyzer.semantics.builder import ModelBuilder
 from jaxcheck.analyzer.semantics.records import ModuleRecords
 from jaxcheck.analyzer.semantics.solver import Solution, solve
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
-from jaxcheck.analyzer.source import SourceDecodeError, decode_source
+from jaxcheck.analyzer.source import SourceDecodeError, decode_source, read_file, real_path, source_lines
 from jaxcheck.analyzer.suppression import Suppressions
 from jaxcheck.analyzer.walker import RuleWalker
 
@@ -119,7 +119,7 @@ class Linter:
         errors.extend(walker.errors)
         diagnostics = _located(analysis.display_path, model, context.reports)
         if self.noqa:
-            diagnostics = Suppressions.scan(analysis.text.splitlines()).filter(diagnostics)
+            diagnostics = Suppressions.scan(source_lines(analysis.text)).filter(diagnostics)
         signature = {key: trace for key in analysis.summary.functions if (trace := solution.trace_of(key))}
         return FileOutcome(diagnostics, errors, analysis.summary, signature)
 
@@ -154,13 +154,13 @@ class Linter:
         diagnostic = Diagnostic(path, Range(start, start), SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, message)
         if not self.noqa:
             return FileOutcome([diagnostic], [])
-        return FileOutcome(Suppressions.scan(text.splitlines()).filter([diagnostic]), [])
+        return FileOutcome(Suppressions.scan(source_lines(text)).filter([diagnostic]), [])
 
     def _per_file_ignores(self, display_path: str) -> tuple[str, ...]:
         table = self.settings.per_file_ignores
         if not table:
             return ()
-        path = Path(display_path).resolve()
+        path = real_path(Path(display_path))
         try:
             relative = path.relative_to(self.configuration.root).as_posix()
         except ValueError:
@@ -271,8 +271,8 @@ class Linter:
         """Summaries of project modules outside the checked set that import a checked module. Texts and
         summaries are kept per process while files are unchanged, so checking many files one by one
         (flake8, pre-commit) reads the project once."""
-        known = {path.resolve() for path in checked}
-        texts = project_texts(p for p in (path.resolve() for path in finder.files([root])) if p not in known)
+        known = {real_path(path) for path in checked}
+        texts = project_texts(p for p in (real_path(path) for path in finder.files([root])) if p not in known)
         candidates = {path: (module, text) for path, (_, module, text) in texts.items()}
         summaries = []
         for path in importers_of((m.name for m in checked.values()), candidates, known):
@@ -334,7 +334,7 @@ def _nothing() -> None:
 
 def _read(path: Path, report: CheckReport) -> bytes | None:
     try:
-        return path.read_bytes()
+        return read_file(path)
     except OSError as exc:
         report.errors.append(FileError(str(path), f"cannot read: {exc.strerror or exc}"))
         return None

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import codecs
+import errno
+import os
 import re
+import stat
 from dataclasses import dataclass
+from pathlib import Path
 
 _CODING_RE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 _BLANK_OR_COMMENT_RE = re.compile(rb"^[ \t\f]*(?:[#\r\n]|$)")
+# Python's own line breaks: str.splitlines() also splits on \f, \v, \x1c-\x1e, \x85, U+2028/9 and
+# would shift line numbers.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_FILE_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a device", stat.S_IFBLK: "a device",
+               stat.S_IFDIR: "a folder"}
 
 
 class SourceDecodeError(ValueError):
@@ -24,6 +33,34 @@ class DecodedSource:
 
     text: str
     encoding: str
+
+
+def source_lines(text: str) -> list[str]:
+    """Split decoded source text into physical lines the way Python's tokenizer numbers them."""
+    return _LINE_BREAK.split(text)
+
+
+def real_path(path: Path) -> Path:
+    """`path` made absolute with symlinks resolved as far as they go; unlike `Path.resolve()` on
+    Python 3.10-3.12, never raises on a symlink loop."""
+    return Path(os.path.realpath(path))
+
+
+def read_file(path: Path) -> bytes:
+    """The bytes of the regular file at `path` (symlinks followed). Anything else (a FIFO, a socket,
+    a device, a folder) raises OSError at once: opening never blocks and nothing but a file is read."""
+    handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(handle).st_mode
+        if not stat.S_ISREG(mode):
+            kind = _FILE_KINDS.get(stat.S_IFMT(mode), "a special file")
+            raise OSError(errno.EINVAL, f"not a regular file ({kind})")
+        chunks = []
+        while chunk := os.read(handle, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(handle)
 
 
 def declared_encoding(data: bytes) -> str | None:
@@ -51,6 +88,8 @@ def decode_source(data: bytes) -> DecodedSource:
         codec = codecs.lookup(encoding)
     except LookupError:
         raise SourceDecodeError(f"unknown encoding {encoding!r} in coding declaration") from None
+    if not getattr(codec, "_is_text_encoding", True):  # rot13, hex, base64, zlib: CPython refuses them too
+        raise SourceDecodeError(f"encoding problem: {encoding!r} is not a text encoding")
     if has_bom and codec.name != "utf-8":
         raise SourceDecodeError(f"encoding problem: {encoding} with a UTF-8 BOM")
     try:
@@ -62,4 +101,6 @@ def decode_source(data: bytes) -> DecodedSource:
             "save the file as UTF-8 or declare its encoding (PEP 263)",
             line,
         ) from None
+    except (UnicodeError, LookupError) as exc:  # codecs such as 'undefined' or 'punycode' fail otherwise
+        raise SourceDecodeError(f"encoding problem: cannot decode as {codec.name}: {exc}") from None
     return DecodedSource(text=text, encoding=codec.name)
