@@ -7,6 +7,7 @@ Exit codes: 0 clean, 1 findings, 2 usage, configuration or internal error.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
@@ -114,6 +115,8 @@ def _config_schema() -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    if isinstance(sys.stdout, io.TextIOWrapper):  # file names that are not valid UTF-8 print as their bytes
+        sys.stdout.reconfigure(errors="surrogateescape")
     missing = [path for path in args.paths if not os.path.lexists(path)]
     if missing:
         print(f"jaxcheck: error: {missing[0]}: no such file or folder", file=sys.stderr)

@@ -94,6 +94,8 @@ class Linter:
         except SourceDecodeError as exc:
             return self._syntax_error(display_path, str(exc), exc.line, 0, "")
         parsed = parse_source(text)
+        if isinstance(parsed, ParseFailure) and parsed.valid:
+            return self.failed(display_path, f"cannot analyze line {parsed.line}: {parsed.message}")
         if isinstance(parsed, ParseFailure):
             return self._syntax_error(display_path, parsed.message, parsed.line, parsed.column, text)
         builder = ModelBuilder(module.name, display_path, self.settings.extra_jit_decorators, module.package)

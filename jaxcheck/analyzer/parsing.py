@@ -8,13 +8,23 @@ input. Two guards make parsing total:
    20,000-term sum) with a catchable SyntaxError, RecursionError or MemoryError.
 2. Everything else runs on a worker thread with a large stack (see :func:`run_with_deep_stack`), so
    inputs CPython accepts but LibCST nests deeply (a 10,000-term ``and`` chain) parse too.
+
+The host's parser is not the judge of newer syntax: when the Python running jaxcheck is older than
+the grammar LibCST knows (PEP 695 `type X = ...` and PEP 701 f-strings on 3.10/3.11), a SyntaxError
+that is not a nesting limit is checked again with LibCST, and code LibCST parses is analysed. Valid
+code LibCST cannot parse (more than about 3,000 adjacent string literals) is parsed with the middle
+literals of long runs blanked out, positions unchanged; what still fails is a ParseFailure marked
+`valid`, an error of the tool rather than a JAX001 finding.
 """
 
 from __future__ import annotations
 
 import ast
+import io
+import re
 import sys
 import threading
+import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -29,25 +39,57 @@ rejects deeper ones itself, but 3.10 accepts them. Only files with a very long l
 LONG_LINE = 2000
 CPYTHON_RECURSION_LIMIT = 1000
 """CPython's default limit: the gate rejects exactly what a default interpreter rejects."""
+NEWEST_GRAMMAR = (3, 14)
+"""The newest Python grammar LibCST parses: on older hosts a host SyntaxError is not final."""
+_NESTING_LIMIT = re.compile(r"too (?:many|complex|deeply|large)|null bytes")
+"""Host parser errors that are limits, not grammar: final on any host (LibCST may crash on such input)."""
+MAX_BRACKET_DEPTH = 200
+"""CPython's tokenizer limit; deeper text is never handed to LibCST without the host's approval."""
+MAX_STRING_RUN = 1000
+"""Runs of adjacent string literals longer than this are shortened for LibCST (it fails near 3,000)."""
 
 T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
 class ParseFailure:
-    """Why a source text could not be parsed: a one-line message and the 1-based line/0-based column."""
+    """Why a source text could not be parsed: a one-line message and the 1-based line/0-based column.
+    `valid` marks code CPython accepts that could still not be analysed (a limit of the tool)."""
 
     message: str
     line: int
     column: int
+    valid: bool = False
 
 
 def parse_source(text: str) -> cst.Module | ParseFailure:
     """Parse `text`; return the module, or a ParseFailure for anything CPython or LibCST rejects."""
+    tree = _host_parse(text)
+    if isinstance(tree, ParseFailure):
+        if sys.version_info >= NEWEST_GRAMMAR or _NESTING_LIMIT.search(tree.message) \
+                or _bracket_depth(text) > MAX_BRACKET_DEPTH:
+            return tree
+        newer = _libcst_parse(text)  # the code may use syntax newer than this Python's
+        return newer if isinstance(newer, cst.Module) else tree
+    if max(map(len, text.splitlines()), default=0) > LONG_LINE and _depth(tree) > MAX_EXPRESSION_DEPTH:
+        return ParseFailure("syntax error: expression too deeply nested to analyze", 1, 0)
+    parsed = _libcst_parse(text)
+    if isinstance(parsed, ParseFailure):
+        shortened = _shorten_string_runs(text)
+        if shortened != text:
+            parsed = _libcst_parse(shortened)
+    if isinstance(parsed, ParseFailure):
+        return ParseFailure(f"valid Python that LibCST cannot parse ({parsed.message})", parsed.line, parsed.column,
+                            valid=True)
+    return parsed
+
+
+def _host_parse(text: str) -> ast.Module | ParseFailure:
+    """CPython's parser, under CPython's default recursion limit."""
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(CPYTHON_RECURSION_LIMIT)
     try:
-        tree = ast.parse(text)
+        return ast.parse(text)
     except SyntaxError as exc:
         line = exc.lineno or 1
         column = max((exc.offset or 1) - 1, 0)
@@ -59,14 +101,50 @@ def parse_source(text: str) -> cst.Module | ParseFailure:
         return ParseFailure(f"syntax error: {exc}", 1, 0)
     finally:
         sys.setrecursionlimit(limit)
-    if max(map(len, text.splitlines()), default=0) > LONG_LINE and _depth(tree) > MAX_EXPRESSION_DEPTH:
-        return ParseFailure("syntax error: expression too deeply nested to analyze", 1, 0)
+
+
+def _bracket_depth(text: str) -> int:
+    """The deepest nesting of brackets in `text`, counting those in strings and comments too (an
+    over-estimate is safe: it only keeps a host SyntaxError final)."""
+    depth = deepest = 0
+    for match in re.finditer(r"[][(){}]", text):
+        depth = depth + 1 if match.group() in "([{" else max(depth - 1, 0)
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _libcst_parse(text: str) -> cst.Module | ParseFailure:
     try:
         return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         return ParseFailure(f"syntax error: {exc.message}", exc.raw_line, exc.raw_column)
     except RecursionError:
         return ParseFailure("syntax error: expression too deeply nested for LibCST", 1, 0)
+
+
+def _shorten_string_runs(text: str) -> str:
+    """`text` with the middle literals of each run of more than MAX_STRING_RUN adjacent string literals
+    replaced by spaces (line breaks kept), so every other position is unchanged. Only for text the
+    host parser accepted, so the host tokenizer reads it."""
+    lines = io.StringIO(text).readlines()  # the lines tokenize numbers
+    runs: list[list[tokenize.TokenInfo]] = [[]]
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.STRING:
+                runs[-1].append(token)
+            elif token.type not in (tokenize.NL, tokenize.COMMENT):
+                runs.append([])
+    except (tokenize.TokenError, SyntaxError):
+        return text
+    for run in runs:
+        for token in run[1:-1] if len(run) > MAX_STRING_RUN else ():
+            (start_line, start_column), (end_line, end_column) = token.start, token.end
+            for number in range(start_line, end_line + 1):
+                line = lines[number - 1]
+                first = start_column if number == start_line else 0
+                last = end_column if number == end_line else len(line.rstrip("\r\n"))
+                lines[number - 1] = line[:first] + " " * (last - first) + line[last:]
+    return "".join(lines)
 
 
 def _depth(tree: ast.AST) -> int:
