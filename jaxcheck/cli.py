@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from jaxcheck import __version__
-from jaxcheck.analyzer.autofix import fix_files, write_atomically
+from jaxcheck.analyzer.autofix import fix_files, write_fixed
 from jaxcheck.analyzer.cache import DEFAULT_CACHE_DIR
 from jaxcheck.analyzer.config import ConfigError, Settings, load_configuration
 from jaxcheck.analyzer.diagnostics import FileError
@@ -168,7 +168,7 @@ def _fix(linter: Linter, report: CheckReport, args: argparse.Namespace, cache_di
             errors.append(FileError(str(result.path), result.error))
             continue
         try:
-            write_atomically(result.path, result.after)
+            write_fixed(result)
         except OSError as exc:
             errors.append(FileError(str(result.path), f"cannot write: {exc.strerror or exc}"))
             continue

@@ -16,7 +16,8 @@ from pathlib import Path
 from jaxcheck import __version__
 from jaxcheck.analyzer.config import Configuration, load_configuration
 from jaxcheck.analyzer.engine import Linter
-from jaxcheck.analyzer.source import SourceDecodeError, decode_source, declared_encoding, read_file
+from jaxcheck.analyzer.files import read_file
+from jaxcheck.analyzer.source import SourceDecodeError, decode_source, declared_encoding
 
 Flake8Result = tuple[int, int, str, type]
 

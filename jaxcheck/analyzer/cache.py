@@ -9,21 +9,20 @@ The cache folder may be shared, or written by someone else, so an entry is data 
 :mod:`.codec`, which builds nothing but the declared result classes. An entry is checked on read (its
 format name, format version, key and every field's type); one that is unreadable, corrupt or from
 another format version is a miss, counted in :attr:`ResultCache.ignored` for a note, never an error.
-Entries are written atomically (a temporary file in the same folder, then `os.replace`), so two
-processes sharing the folder never see half an entry; the last writer of a key wins, with equal
-content.
+Entries are read as regular files only and written atomically (a temporary file in the same folder,
+then a rename that replaces a planted symlink rather than writing through it), so two processes sharing
+the folder never see half an entry; the last writer of a key wins, with equal content.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from jaxcheck.analyzer.codec import CodecError, decode, encode
+from jaxcheck.analyzer.files import read_file, replace_file
 from jaxcheck.analyzer.outcome import FileOutcome
 from jaxcheck.analyzer.semantics.solver import FunctionTrace
 
@@ -60,8 +59,7 @@ class ResultCache:
         """The outcome stored under `key`, or None when there is no usable entry."""
         path = self._path(key)
         try:
-            with open(path, "rb") as stream:
-                data = stream.read(MAX_ENTRY_BYTES + 1)
+            data = read_file(path, MAX_ENTRY_BYTES)
         except FileNotFoundError:
             return None
         except OSError:
@@ -89,7 +87,7 @@ class ResultCache:
             text = json.dumps(entry, separators=(",", ":"))
             self._prepare()
             path.parent.mkdir(exist_ok=True)
-            _write_atomically(path, text.encode("ascii"))
+            replace_file(path, text.encode("ascii"))
         except (OSError, CodecError, RecursionError):
             pass
 
@@ -100,22 +98,11 @@ class ResultCache:
         self.directory.mkdir(parents=True, exist_ok=True)
         ignore = self.directory / ".gitignore"
         if not ignore.exists():
-            _write_atomically(ignore, b"*\n")
+            replace_file(ignore, b"*\n")
         self._prepared = True
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key[2:]}.json"
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
 
 
 def fingerprint(version: str, settings_json: str, rule_codes: Iterable[str], noqa: bool) -> str:

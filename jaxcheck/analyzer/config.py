@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from jaxcheck.analyzer.registry import is_known_selector
-from jaxcheck.analyzer.source import read_file, real_path
+from jaxcheck.analyzer.files import read_file, real_path
 
 if sys.version_info >= (3, 11):
     import tomllib

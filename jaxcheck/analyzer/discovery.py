@@ -6,7 +6,7 @@ leading `/` anchors, trailing `/` for folders, `!` negation, `#` comments). Patt
 time linear in the pattern times the name (never a backtracking regular expression); a pattern git
 would never match (`[!]`, `[]`, an unclosed class) matches nothing. A walk never follows a symlinked
 folder; entries named like Python files that are not regular files (FIFOs, dangling links, symlink
-loops) are yielded, and reading them (:func:`~jaxcheck.analyzer.source.read_file`) reports why.
+loops) are yielded, and reading them (:func:`~jaxcheck.analyzer.files.read_file`) reports why.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from jaxcheck.analyzer.source import read_file, real_path
+from jaxcheck.analyzer.files import read_file, real_path
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 

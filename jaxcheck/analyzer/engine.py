@@ -36,7 +36,8 @@ from jaxcheck.analyzer.semantics.builder import ModelBuilder
 from jaxcheck.analyzer.semantics.records import ModuleRecords
 from jaxcheck.analyzer.semantics.solver import Solution, solve
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
-from jaxcheck.analyzer.source import SourceDecodeError, decode_source, read_file, real_path, source_lines
+from jaxcheck.analyzer.files import read_file, real_path
+from jaxcheck.analyzer.source import SourceDecodeError, decode_source, source_lines
 from jaxcheck.analyzer.suppression import Suppressions
 from jaxcheck.analyzer.walker import RuleWalker
 

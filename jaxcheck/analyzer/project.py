@@ -12,7 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from jaxcheck.analyzer.source import SourceDecodeError, decode_source, read_file, real_path
+from jaxcheck.analyzer.files import read_file, real_path
+from jaxcheck.analyzer.source import SourceDecodeError, decode_source
 
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+([^#\n]+)|import[ \t]+([^#\n]+))", re.M)
 

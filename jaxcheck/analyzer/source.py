@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 import codecs
-import errno
-import os
 import re
-import stat
 from dataclasses import dataclass
-from pathlib import Path
 
 _CODING_RE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 _BLANK_OR_COMMENT_RE = re.compile(rb"^[ \t\f]*(?:[#\r\n]|$)")
 # Python's own line breaks: str.splitlines() also splits on \f, \v, \x1c-\x1e, \x85, U+2028/9 and
 # would shift line numbers.
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_FILE_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a device", stat.S_IFBLK: "a device",
-               stat.S_IFDIR: "a folder"}
 
 
 class SourceDecodeError(ValueError):
@@ -38,29 +32,6 @@ class DecodedSource:
 def source_lines(text: str) -> list[str]:
     """Split decoded source text into physical lines the way Python's tokenizer numbers them."""
     return _LINE_BREAK.split(text)
-
-
-def real_path(path: Path) -> Path:
-    """`path` made absolute with symlinks resolved as far as they go; unlike `Path.resolve()` on
-    Python 3.10-3.12, never raises on a symlink loop."""
-    return Path(os.path.realpath(path))
-
-
-def read_file(path: Path) -> bytes:
-    """The bytes of the regular file at `path` (symlinks followed). Anything else (a FIFO, a socket,
-    a device, a folder) raises OSError at once: opening never blocks and nothing but a file is read."""
-    handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    try:
-        mode = os.fstat(handle).st_mode
-        if not stat.S_ISREG(mode):
-            kind = _FILE_KINDS.get(stat.S_IFMT(mode), "a special file")
-            raise OSError(errno.EINVAL, f"not a regular file ({kind})")
-        chunks = []
-        while chunk := os.read(handle, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(handle)
 
 
 def declared_encoding(data: bytes) -> str | None:

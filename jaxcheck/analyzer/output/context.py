@@ -6,7 +6,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jaxcheck.analyzer.source import SourceDecodeError, decode_source, read_file, source_lines
+from jaxcheck.analyzer.files import read_file
+from jaxcheck.analyzer.source import SourceDecodeError, decode_source, source_lines
 
 
 @dataclass(frozen=True, slots=True)
