@@ -10,10 +10,11 @@ import argparse
 import io
 import json
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from jaxcheck import __version__
 from jaxcheck.analyzer.autofix import fix_files, write_fixed
@@ -23,11 +24,13 @@ from jaxcheck.analyzer.diagnostics import FileError
 from jaxcheck.analyzer.docs import render_rule
 from jaxcheck.analyzer.engine import CheckReport, Linter
 from jaxcheck.analyzer.output import FORMATTERS, NEEDS_SOURCES, OutputContext, read_sources
+from jaxcheck.analyzer.parallel import terminate_workers
 from jaxcheck.analyzer.progress import ProgressBar
 from jaxcheck.analyzer.project import project_root
 from jaxcheck.analyzer.registry import all_rules, is_known_selector, rule_by_code_or_name
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED, EXIT_TERMINATED = 128 + signal.SIGINT, 128 + signal.SIGTERM
 
 
 class _Parser(argparse.ArgumentParser):
@@ -187,6 +190,32 @@ def _use_color(stream: TextIO) -> bool:
     return stream.isatty() and not os.environ.get("NO_COLOR")
 
 
+class _Terminated(Exception):
+    """SIGTERM arrived."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
 def run() -> None:
-    """Console-script entry point."""
-    raise SystemExit(main())
+    """Console-script entry point. SIGINT (Ctrl-C) and SIGTERM end jaxcheck and its worker processes
+    at once, with exit code 130 or 143 and one line on stderr instead of a traceback; a file being
+    written by --fix is finished first (see :mod:`jaxcheck.analyzer.files`)."""
+    signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        _abort(EXIT_INTERRUPTED, "interrupted")
+    except _Terminated:
+        _abort(EXIT_TERMINATED, "terminated")
+    raise SystemExit(code)
+
+
+def _abort(code: int, what: str) -> NoReturn:
+    """End now: stop the workers and exit (the checking thread is a daemon: nothing waits for it)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    terminate_workers()
+    print(f"jaxcheck: {what}", file=sys.stderr)
+    raise SystemExit(code)

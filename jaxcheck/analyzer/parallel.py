@@ -6,12 +6,16 @@ re-lints (unpickled once per worker per solve). Small runs stay in-process: star
 more than checking a few files. A worker that dies (a crash in native code, the OOM killer) loses no
 other file: the files it left unfinished are checked again one at a time in a fresh worker, and only
 the file that kills that worker too is reported as a :class:`FileError`.
+
+Workers ignore SIGINT (Ctrl-C reaches the whole process group): the parent decides, and
+:func:`terminate_workers` ends them when it is interrupted or terminated.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import pickle
+import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -130,6 +134,12 @@ class Checker:
         return ProcessPoolExecutor(workers, multiprocessing.get_context("spawn"), _initialize, (self.linter,))
 
 
+def terminate_workers() -> None:
+    """Send SIGTERM to every worker process this process started (on SIGINT or SIGTERM)."""
+    for child in multiprocessing.active_children():
+        child.terminate()
+
+
 # ------------------------------------------------------------------------------- worker side
 _linter: FileLinter | None = None
 _solution: tuple[int, Solution] | None = None
@@ -137,6 +147,7 @@ _solution: tuple[int, Solution] | None = None
 
 def _initialize(linter: FileLinter) -> None:
     global _linter
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _linter = linter
 
 

@@ -176,7 +176,8 @@ def run_with_deep_stack(function: Callable[[], T]) -> T:
     previous_limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(previous_limit, DEEP_RECURSION_LIMIT))
     try:
-        worker = threading.Thread(target=target, name="jaxcheck-deep-stack")
+        # A daemon: when a signal ends the caller's wait, the process can exit without finishing it.
+        worker = threading.Thread(target=target, name="jaxcheck-deep-stack", daemon=True)
         worker.start()
         worker.join()
     finally:
