@@ -43,12 +43,14 @@ def make_package(root: Path, modules: dict[str, str]) -> Path:
 REPOSITORY = Path(__file__).resolve().parent.parent
 
 
-def cli(*args: str, cwd: Path, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess[str]:
-    """Run `python -m jaxcheck ARGS` in `cwd` in a fresh process, importing this checkout's jaxcheck;
-    output is decoded with `surrogateescape` (file names need not be UTF-8)."""
+def cli(*args: str, cwd: Path, timeout: float = 120, env: dict[str, str] | None = None,
+        ) -> subprocess.CompletedProcess[str]:
+    """Run `python -m jaxcheck ARGS` in `cwd` in a fresh process, importing this checkout's jaxcheck
+    (`env` defaults to :func:`checkout_environment`); output is decoded with `surrogateescape` (file
+    names need not be UTF-8)."""
     return subprocess.run(
         [sys.executable, "-m", "jaxcheck", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
-        errors="surrogateescape", env=checkout_environment(), **kwargs,
+        errors="surrogateescape", env=env or checkout_environment(),
     )
 
 
