@@ -12,9 +12,10 @@ input. Two guards make parsing total:
 The host's parser is not the judge of newer syntax: when the Python running jaxcheck is older than
 the grammar LibCST knows (PEP 695 `type X = ...` and PEP 701 f-strings on 3.10/3.11), a SyntaxError
 that is not a nesting limit is checked again with LibCST, and code LibCST parses is analysed. Valid
-code LibCST cannot parse (more than about 3,000 adjacent string literals) is parsed with the middle
-literals of long runs blanked out, positions unchanged; what still fails is a ParseFailure marked
-`valid`, an error of the tool rather than a JAX001 finding.
+code LibCST cannot parse is parsed simplified: the middle literals of runs of more than about 3,000
+adjacent string literals blanked out (positions unchanged), indentation that a form feed resets
+written without it (columns on that line shift); what still fails is a ParseFailure marked `valid`,
+an error of the tool rather than a JAX001 finding.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import re
 import sys
 import threading
 import tokenize
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -45,6 +47,7 @@ _NESTING_LIMIT = re.compile(r"too (?:many|complex|deeply|large)|null bytes")
 """Host parser errors that are limits, not grammar: final on any host (LibCST may crash on such input)."""
 MAX_BRACKET_DEPTH = 200
 """CPython's tokenizer limit; deeper text is never handed to LibCST without the host's approval."""
+_FORM_FEED_INDENT = re.compile(r"^[ \t\f]*\f", re.MULTILINE)
 MAX_STRING_RUN = 1000
 """Runs of adjacent string literals longer than this are shortened for LibCST (it fails near 3,000)."""
 
@@ -75,9 +78,9 @@ def parse_source(text: str) -> cst.Module | ParseFailure:
         return ParseFailure("syntax error: expression too deeply nested to analyze", 1, 0)
     parsed = _libcst_parse(text)
     if isinstance(parsed, ParseFailure):
-        shortened = _shorten_string_runs(text)
-        if shortened != text:
-            parsed = _libcst_parse(shortened)
+        simplified = _without_form_feed_indents(_shorten_string_runs(text))
+        if simplified != text:
+            parsed = _libcst_parse(simplified)
     if isinstance(parsed, ParseFailure):
         return ParseFailure(f"valid Python that LibCST cannot parse ({parsed.message})", parsed.line, parsed.column,
                             valid=True)
@@ -89,7 +92,9 @@ def _host_parse(text: str) -> ast.Module | ParseFailure:
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(CPYTHON_RECURSION_LIMIT)
     try:
-        return ast.parse(text)
+        with warnings.catch_warnings():  # SyntaxWarnings about the checked code are not ours to print
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
     except SyntaxError as exc:
         line = exc.lineno or 1
         column = max((exc.offset or 1) - 1, 0)
@@ -101,6 +106,12 @@ def _host_parse(text: str) -> ast.Module | ParseFailure:
         return ParseFailure(f"syntax error: {exc}", 1, 0)
     finally:
         sys.setrecursionlimit(limit)
+
+
+def _without_form_feed_indents(text: str) -> str:
+    """`text` with each indentation that contains a form feed cut to what follows its last form feed
+    (CPython restarts counting columns there; LibCST's tokenizer does not)."""
+    return _FORM_FEED_INDENT.sub("", text)
 
 
 def _bracket_depth(text: str) -> int:
