@@ -46,7 +46,7 @@ class Tally:
             self.signatures[signature] += 1
             self.out.mkdir(parents=True, exist_ok=True)
             name = f"{kind}-{self.crashes[kind]:05d}"
-            (self.out / f"{name}.py").write_text(program, encoding="utf-8", errors="surrogateescape")
+            (self.out / f"{name}.py").write_text(program, encoding="utf-8", errors="surrogateescape", newline="")
             (self.out / f"{name}.txt").write_text("".join(traceback.format_exception(exc)))
 
 

@@ -48,7 +48,7 @@ def decode(hint: Any, data: object) -> Any:
         if isinstance(data, bool):
             raise CodecError("expected an int, got a bool")
         return _expect(data, int)
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return _decode_dataclass(hint, data)
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is Literal:
@@ -79,7 +79,7 @@ def decode(hint: Any, data: object) -> Any:
 def _decode_union(members: tuple[Any, ...], data: object) -> Any:
     if isinstance(data, dict):  # a dataclass: its tag says which member
         for member in members:
-            if dataclasses.is_dataclass(member) and data.get(_TAG) == member.__qualname__:
+            if isinstance(member, type) and dataclasses.is_dataclass(member) and data.get(_TAG) == member.__qualname__:
                 return _decode_dataclass(member, data)
         raise CodecError(f"unexpected class tag {data.get(_TAG)!r}")
     errors = []
@@ -93,19 +93,19 @@ def _decode_union(members: tuple[Any, ...], data: object) -> Any:
     raise CodecError("; ".join(errors) or "no member of the union matches")
 
 
-def _decode_dataclass(cls: type[T], data: object) -> T:
+def _decode_dataclass(cls: Any, data: object) -> Any:
     fields = _expect(data, dict)
     if fields.get(_TAG) != cls.__qualname__:
         raise CodecError(f"expected a {cls.__qualname__}, got {fields.get(_TAG)!r}")
     hints = _hints(cls)
-    names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    names = [f.name for f in dataclasses.fields(cls)]
     if set(fields) != {_TAG, *names}:
         raise CodecError(f"fields of {cls.__qualname__} do not match")
     return cls(**{name: decode(hints[name], fields[name]) for name in names})
 
 
 @cache
-def _hints(cls: type) -> dict[str, Any]:
+def _hints(cls: Any) -> dict[str, Any]:
     """The resolved field types of `cls`. Names imported only for type checking are looked up among
     the classes of jaxcheck's loaded modules."""
     namespace: dict[str, Any] = {}

@@ -13,8 +13,9 @@ The host's parser is not the judge of newer syntax: when the Python running jaxc
 the grammar LibCST knows (PEP 695 `type X = ...` and PEP 701 f-strings on 3.10/3.11), a SyntaxError
 that is not a nesting limit is checked again with LibCST, and code LibCST parses is analysed. Valid
 code LibCST cannot parse is parsed simplified: the middle literals of runs of more than about 3,000
-adjacent string literals blanked out (positions unchanged), indentation that a form feed resets
-written without it (columns on that line shift); what still fails is a ParseFailure marked `valid`,
+adjacent string literals blanked out and a line continuation into the end of the file dropped
+(positions unchanged), indentation that a form feed resets written without it (columns on that line
+shift); what still fails is a ParseFailure marked `valid`,
 an error of the tool rather than a JAX001 finding.
 """
 
@@ -48,6 +49,9 @@ _NESTING_LIMIT = re.compile(r"too (?:many|complex|deeply|large)|null bytes")
 MAX_BRACKET_DEPTH = 200
 """CPython's tokenizer limit; deeper text is never handed to LibCST without the host's approval."""
 _FORM_FEED_INDENT = re.compile(r"^[ \t\f]*\f", re.MULTILINE)
+"""Indentation up to its last form feed: CPython restarts counting columns there, LibCST does not."""
+_TRAILING_CONTINUATION = re.compile(r"\\(?=(?:\r\n|\r|\n)[ \t\f\r\n]*\Z)")
+"""A backslash continuing the last line into the end of the file (CPython accepts it before \\r\\n)."""
 MAX_STRING_RUN = 1000
 """Runs of adjacent string literals longer than this are shortened for LibCST (it fails near 3,000)."""
 
@@ -78,7 +82,7 @@ def parse_source(text: str) -> cst.Module | ParseFailure:
         return ParseFailure("syntax error: expression too deeply nested to analyze", 1, 0)
     parsed = _libcst_parse(text)
     if isinstance(parsed, ParseFailure):
-        simplified = _without_form_feed_indents(_shorten_string_runs(text))
+        simplified = _TRAILING_CONTINUATION.sub(" ", _FORM_FEED_INDENT.sub("", _shorten_string_runs(text)))
         if simplified != text:
             parsed = _libcst_parse(simplified)
     if isinstance(parsed, ParseFailure):
@@ -106,12 +110,6 @@ def _host_parse(text: str) -> ast.Module | ParseFailure:
         return ParseFailure(f"syntax error: {exc}", 1, 0)
     finally:
         sys.setrecursionlimit(limit)
-
-
-def _without_form_feed_indents(text: str) -> str:
-    """`text` with each indentation that contains a form feed cut to what follows its last form feed
-    (CPython restarts counting columns there; LibCST's tokenizer does not)."""
-    return _FORM_FEED_INDENT.sub("", text)
 
 
 def _bracket_depth(text: str) -> int:

@@ -26,7 +26,7 @@ SARIF_VERSION = "2.1.0"
 def format_sarif(diagnostics: Sequence[Diagnostic], context: OutputContext = PLAIN) -> str:
     """A SARIF log with one run; `ruleIndex` points into `tool.driver.rules` (`context` is unused)."""
     rules = [_rule_descriptor(rule) for rule in all_rules()]
-    index = {rule["id"]: position for position, rule in enumerate(rules)}
+    index = {str(rule["id"]): position for position, rule in enumerate(rules)}
     run = {
         "tool": {"driver": {"name": "jaxcheck", "informationUri": PROJECT_URL, "version": __version__, "rules": rules}},
         "columnKind": "unicodeCodePoints",
