@@ -162,3 +162,17 @@ def test_checking_never_imports_or_runs_the_code(project: Path, tmp_path_factory
     assert cli("check", "-j", "2", ".", cwd=project).returncode == 1
     flake8(project)
     assert not marker.exists()
+
+
+def test_a_walk_never_follows_a_symlink_out_of_the_given_folder(project: Path, tmp_path_factory: pytest.TempPathFactory):
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "secret.py").write_text(GOOD)
+    (outside / "pkg").mkdir()
+    (outside / "pkg" / "deep.py").write_text(GOOD)
+    (project / "linked.py").symlink_to(outside / "secret.py")
+    (project / "linked_folder").symlink_to(outside / "pkg")
+    (project / "inner.py").symlink_to(project / "good.py")
+    result = check(project)
+    assert result.returncode == 1
+    assert [line.split(" ")[0] for line in result.stdout.splitlines()[:-1]] == ["good.py:6:8:"]
+    assert result.stderr == f"linked.py: note: skipped: a symlink to {outside / 'secret.py'}, outside .\n"

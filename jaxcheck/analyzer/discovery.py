@@ -5,8 +5,9 @@ they sit in and below (the common subset of git's syntax: `*`, `**`, `?`, `[...]
 leading `/` anchors, trailing `/` for folders, `!` negation, `#` comments). Patterns are matched in
 time linear in the pattern times the name (never a backtracking regular expression); a pattern git
 would never match (`[!]`, `[]`, an unclosed class) matches nothing. A walk never follows a symlinked
-folder; entries named like Python files that are not regular files (FIFOs, dangling links, symlink
-loops) are yielded, and reading them (:func:`~jaxcheck.analyzer.files.read_file`) reports why.
+folder, nor a symlinked file that leads out of the walked folder (noted); entries named like Python
+files that are not regular files (FIFOs, dangling links, symlink loops) are yielded, and reading them
+(:func:`~jaxcheck.analyzer.files.read_file`) reports why.
 """
 
 from __future__ import annotations
@@ -209,11 +210,13 @@ def _match_components(pattern: Sequence[_Component | str], parts: Sequence[str])
 
 
 class FileFinder:
-    """Yields the Python files under some paths, skipping excluded and git-ignored ones."""
+    """Yields the Python files under some paths, skipping excluded and git-ignored ones, and symlinks
+    that lead out of the folder being walked (one note each in `notes`)."""
 
     def __init__(self, excludes: Sequence[str], root: Path) -> None:
         self.excludes = tuple(excludes)
         self.root = real_path(root)
+        self.notes: list[str] = []
         self._gitignores: dict[Path, GitIgnore] = {}
 
     def is_excluded(self, path: Path) -> bool:
@@ -249,13 +252,19 @@ class FileFinder:
                     yield candidate
 
     def _walk(self, top: Path) -> Iterator[Path]:
+        inside = real_path(top)
         for folder, dirnames, filenames in os.walk(top):
             current = Path(folder)
             dirnames[:] = sorted(d for d in dirnames if not self._skipped(current / d, True))
             for name in sorted(filenames):
                 candidate = current / name
-                if name.endswith(PYTHON_SUFFIXES) and not self._skipped(candidate, False):
-                    yield candidate
+                if not name.endswith(PYTHON_SUFFIXES) or self._skipped(candidate, False):
+                    continue
+                target = real_path(candidate)
+                if candidate.is_symlink() and target != inside and inside not in target.parents:
+                    self.notes.append(f"{candidate}: note: skipped: a symlink to {target}, outside {top}")
+                    continue
+                yield candidate
 
     def _skipped(self, path: Path, is_dir: bool) -> bool:
         if self.is_excluded(path):

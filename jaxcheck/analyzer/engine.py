@@ -207,6 +207,7 @@ class Linter:
             if data is not None:
                 tasks[path] = FileTask(str(path), data, module_name_for(path))
         report.files_checked = len(tasks)
+        report.notes.extend(finder.notes)  # before the importer scan, which walks folders not given
         keys = {path: cache.key(t.display_path, repr(t.module), t.data) for path, t in tasks.items()} \
             if cache is not None else None
         with Checker(self, jobs) as checker:
