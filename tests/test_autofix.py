@@ -127,3 +127,28 @@ def test_a_signal_during_a_write_leaves_the_new_file_and_no_temporary(tmp_path: 
     assert result.returncode != 0 and "not reached" not in result.stdout
     assert path.read_text() == "new\n"
     assert [p.name for p in tmp_path.iterdir()] == ["a.py"]
+
+
+def test_a_fix_that_would_bring_new_findings_is_not_applied(tmp_path: Path):
+    path = tmp_path / "a.py"
+    path.write_text("import jax\nimport jax.numpy as jnp\n\nx = jnp.zeros(3)\nx[0] = 1.0\n\n\n"
+                    "@jax.jit\ndef f(y):\n    return y + x\n")
+    (result,) = _fix(path)  # x = x.at[0].set(1.0) would make `x` a reassigned global read under jit (JAX101)
+    assert result.after == result.before and result.error == "fixing would add new findings (JAX101); file left unchanged"
+
+
+@pytest.mark.parametrize("unsafe", [False, True])
+def test_every_fixable_rule_example_fixes_to_parsing_code_without_new_findings(tmp_path: Path, unsafe: bool):
+    from jaxcheck.analyzer.registry import all_rules
+
+    cases = [case.code for rule in all_rules() for case in rule.INVALID if isinstance(case.code, str)]
+    fixed = 0
+    for index, code in enumerate(cases):
+        path = tmp_path / f"case{index}.py"
+        path.write_text(code)
+        for result in _fix(path, unsafe):
+            assert result.error is None, (code, result.error)
+            write_fixed(result)
+            fixed += 1
+            assert _fix(path, unsafe) == []  # a second --fix changes nothing
+    assert fixed >= 15

@@ -2,7 +2,8 @@
 
 `--fix` applies safe fixes, `--unsafe-fixes` unsafe ones too, `--diff` shows the result without
 writing. A file keeps its encoding, byte-order mark, line endings, permission bits, symlinks and hard
-links; a file edited while it was being fixed is left alone.
+links; a file edited while it was being fixed is left alone, and so is a file whose fixes would bring
+new findings (more findings of some code after fixing than before).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import codecs
 import difflib
 import errno
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,6 +84,7 @@ def _fix_file(linter: Linter, path: Path, diagnostics: list[Diagnostic], unsafe:
         return FileFix(path, "", "", 0, f"cannot read: {exc}")
     before = text = decoded.text
     applied = 0
+    found = Counter(d.code for d in diagnostics)
     for _ in range(MAX_ROUNDS):
         fixes = [fix for d in diagnostics if (fix := fixable(d, unsafe)) is not None]
         if not fixes:
@@ -94,4 +97,8 @@ def _fix_file(linter: Linter, path: Path, diagnostics: list[Diagnostic], unsafe:
         applied += len(fixes)
         text = candidate
         diagnostics = linter.check_file_in_project(path, text.encode(decoded.encoding)).diagnostics
+        added = sorted(code for code, count in Counter(d.code for d in diagnostics).items() if count > found[code])
+        if added:
+            return FileFix(path, before, before, 0,
+                           f"fixing would add new findings ({', '.join(added)}); file left unchanged")
     return FileFix(path, before, text, applied)
