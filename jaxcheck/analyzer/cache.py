@@ -75,7 +75,7 @@ class ResultCache:
                 raise CodecError("entry of another version or key")
             outcome: FileOutcome = decode(FileOutcome, entry.get("outcome"))
             return outcome
-        except (ValueError, RecursionError, MemoryError):  # CodecError and JSON errors are ValueErrors
+        except (ValueError, TypeError, RecursionError, MemoryError):  # CodecError, JSON errors: ValueErrors
             self.ignored += 1
             return None
 
