@@ -176,3 +176,14 @@ def test_a_walk_never_follows_a_symlink_out_of_the_given_folder(project: Path, t
     assert result.returncode == 1
     assert [line.split(" ")[0] for line in result.stdout.splitlines()[:-1]] == ["good.py:6:8:"]
     assert result.stderr == f"linked.py: note: skipped: a symlink to {outside / 'secret.py'}, outside .\n"
+
+
+def test_output_grows_linearly_with_findings_on_one_long_line(project: Path):
+    sizes = []
+    for count in (200, 2000):
+        (project / "wide.py").write_text("import jax\n\n\n@jax.jit\ndef f(x):\n    return "
+                                         + " + ".join(["int(x)"] * count) + "\n")
+        result = cli("check", "--no-cache", "-j", "1", "wide.py", cwd=project)
+        assert result.returncode == 1 and result.stdout.count("JAX302") == count
+        sizes.append(len(result.stdout))
+    assert sizes[1] < 11 * sizes[0]  # ten times the input: about ten times the output, not a hundred
