@@ -2,6 +2,7 @@
 of real files, checked against the contract in `tests/fuzzing.py`, counting every crash instead of
 stopping at the first.
 
+    ../shared/corpus/fetch.sh .corpus   # optional: real files to mutate (else this repository's own)
     python bench/fuzz.py --generated 10000 --mutated 10000 [--out fuzz-crashes]
 
 Each crashing program is written to `--out` with its error; the summary line gives programs tried and

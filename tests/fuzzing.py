@@ -36,12 +36,11 @@ class ContractViolation(AssertionError):
 
 
 def corpus_files() -> list[Path]:
-    """Real files to mutate: the corpus (`$JAXCHECK_CORPUS`, else `.corpus/` here or in the main
-    checkout) when fetched, and always this repository's own package and examples."""
-    roots = [Path(os.environ["JAXCHECK_CORPUS"])] if "JAXCHECK_CORPUS" in os.environ else [
-        REPOSITORY / ".corpus", REPOSITORY.parent / "main" / ".corpus"]
-    corpus = next((root for root in roots if root.is_dir()), None)
-    files = sorted(corpus.rglob("*.py")) if corpus is not None else []
+    """Real files to mutate: the corpus (`$JAXCHECK_CORPUS`, else `.corpus/` as
+    `../shared/corpus/fetch.sh` makes it) when fetched, and always this repository's own package and
+    examples."""
+    corpus = Path(os.environ.get("JAXCHECK_CORPUS", REPOSITORY / ".corpus"))
+    files = sorted(corpus.rglob("*.py")) if corpus.is_dir() else []
     return files + sorted((REPOSITORY / "jaxcheck").rglob("*.py")) + sorted((REPOSITORY / "examples").rglob("*.py"))
 
 
