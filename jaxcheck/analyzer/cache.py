@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 
 from jaxcheck.analyzer.codec import CodecError, decode, encode
 from jaxcheck.analyzer.files import read_file, replace_file
 from jaxcheck.analyzer.outcome import FileOutcome
-from jaxcheck.analyzer.semantics.solver import FunctionTrace
 
 DEFAULT_CACHE_DIR = ".jaxcheck_cache"
 FORMAT = "jaxcheck-cache"
@@ -51,9 +50,9 @@ class ResultCache:
         return _hash(self.fingerprint, display_path, module, digest)
 
     @staticmethod
-    def solved_key(key: str, signature: Mapping[str, FunctionTrace]) -> str:
-        """The key of a file's result linted with a project solve that traced its functions as `signature`."""
-        return _hash(key, *(_trace_text(name, trace) for name, trace in sorted(signature.items())))
+    def solved_key(key: str, signature: str) -> str:
+        """The key of a file's result linted with a project solve of this `signature` (see `Solution.signature`)."""
+        return _hash(key, signature)
 
     def load(self, key: str) -> FileOutcome | None:
         """The outcome stored under `key`, or None when there is no usable entry."""
@@ -120,11 +119,6 @@ def _source_stamp() -> str:
         status = source.stat()
         stamps.append(f"{source.relative_to(package)}:{status.st_size}:{status.st_mtime_ns}")
     return _hash(*stamps)
-
-
-def _trace_text(name: str, trace: FunctionTrace) -> str:
-    """A canonical text for one trace (frozensets sorted, so it is stable across processes)."""
-    return repr((name, sorted(trace.transforms), trace.staged, sorted(trace.traced_params), trace.direct, trace.cached))
 
 
 def _hash(*parts: str) -> str:

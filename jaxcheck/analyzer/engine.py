@@ -123,8 +123,7 @@ class Linter:
         diagnostics = _located(analysis.display_path, model, context.reports)
         if self.noqa:
             diagnostics = Suppressions.scan(source_lines(analysis.text)).filter(diagnostics)
-        signature = {key: trace for key in analysis.summary.functions if (trace := solution.trace_of(key))}
-        return FileOutcome(diagnostics, errors, analysis.summary, signature)
+        return FileOutcome(diagnostics, errors, analysis.summary, solution.signature(analysis.summary))
 
     def check_file(self, display_path: str, data: bytes, module: ModuleName,
                    solution: Solution | None = None) -> FileOutcome:
@@ -227,7 +226,7 @@ class Linter:
                 for path, outcome in outcomes.items():
                     if outcome.summary is None:
                         continue
-                    signature = {k: t for k in outcome.summary.functions if (t := solution.trace_of(k))}
+                    signature = solution.signature(outcome.summary)
                     if signature != outcome.signature:
                         stale[path] = tasks[path]
                         if keys is not None:

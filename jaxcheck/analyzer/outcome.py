@@ -3,24 +3,24 @@ worker pool and the cache, so none of them imports another."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from jaxcheck.analyzer.diagnostics import Diagnostic, FileError
 from jaxcheck.analyzer.project import ModuleName
-from jaxcheck.analyzer.semantics.solver import FunctionTrace, Solution
+from jaxcheck.analyzer.semantics.solver import Solution
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
 
 
 @dataclass(slots=True)
 class FileOutcome:
-    """One file's result: findings, errors, its summary and how its functions were traced when linted
-    (plain data: it crosses processes, and the cache stores it as JSON)."""
+    """One file's result: findings, errors, its summary and the signature of the project solve it was
+    linted with (see `Solution.signature`; plain data: it crosses processes, the cache stores it as JSON)."""
 
     diagnostics: list[Diagnostic]
     errors: list[FileError]
     summary: ModuleSummary | None = None
-    signature: dict[str, FunctionTrace] = field(default_factory=dict)
+    signature: str = ""
 
 
 class FileLinter(Protocol):

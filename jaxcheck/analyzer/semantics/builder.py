@@ -19,6 +19,7 @@ import libcst as cst
 from jaxcheck.analyzer.project import absolute_module
 from jaxcheck.analyzer.semantics import jax_api
 from jaxcheck.analyzer.semantics.bindings import MUTATING_METHODS, CallableOrigin, ChangeKind
+from jaxcheck.analyzer.semantics.parameter_use import PROBE_ATTRIBUTES, PROBE_CALLS, ParameterUse
 from jaxcheck.analyzer.semantics.records import ModuleRecords, OuterName, TransformSite
 from jaxcheck.analyzer.semantics.scopes import (
     VARIABLE,
@@ -102,6 +103,8 @@ class ModelBuilder(TraceRootReader):
         self.functions: dict[str, FunctionSummary] = {}
         self.roots: dict[tuple[str, TraceSpec], TraceRoot] = {}
         self.edges: dict[int, CallEdge] = {}
+        self.repeated_calls: set[str] = set()
+        self.parameter_use = ParameterUse()
         self.returns: dict[str, Value] = {}
         self.tuple_returns: dict[str, tuple[Value, ...] | None] = {}
         self.flax_classes: set[str] = set()
@@ -158,15 +161,16 @@ class ModelBuilder(TraceRootReader):
         while self._pending:
             self._function_body(self._pending.popleft())
         functions = {
-            key: FunctionSummary(
-                key, f.positional, f.keyword_only, f.var_positional, f.var_keyword, f.array_params,
-                f.non_array_params, f.parent, self.returns.get(key, UNKNOWN).deps, self._return_elements(key),
+            key: replace(
+                f, returns=self.returns.get(key, UNKNOWN).deps, return_elements=self._return_elements(key),
+                inert_params=self.parameter_use.inert(key, f.parameters),
             )
             for key, f in self.functions.items()
         }
         exports = {name: b.target for name, b in self.scope.bindings.items() if b.kind is not BindingKind.VARIABLE}
         summary = ModuleSummary(
-            self.module_name, self.path, functions, tuple(self.roots.values()), tuple(self.edges.values()), exports
+            self.module_name, self.path, functions, tuple(self.roots.values()), tuple(self.edges.values()), exports,
+            frozenset(self.repeated_calls),
         )
         return self.records, summary
 
@@ -206,6 +210,16 @@ class ModelBuilder(TraceRootReader):
     @property
     def _in_function(self) -> bool:
         return self.scope.function_scope().kind is ScopeKind.FUNCTION
+
+    @property
+    def _records_transform_sites(self) -> bool:
+        """Transform sites matter inside functions, and in module-level loops (module code runs once)."""
+        return self._in_function or bool(self._loops)
+
+    @property
+    def _site_function(self) -> str | None:
+        """The function a transform site is in (None at module level)."""
+        return self._function_key if self._in_function else None
 
     # -------------------------------------------------------------------------------- statements
     def _simple_statement_line(self, node: cst.CSTNode) -> None:
@@ -291,6 +305,8 @@ class ModelBuilder(TraceRootReader):
             self._eval(decorator.decorator)
         self._eval_parameter_defaults(node.params)
         key = self._new_function(node, node.name.value)
+        if any(self._is_memoizer(d.decorator) for d in node.decorators):
+            self.functions[key] = replace(self.functions[key], memoized=True)
         self.scope.bind(node.name.value, Binding(BindingKind.FUNCTION, key))
         origin = CallableOrigin("def", tuple(self._loops))
         if self.scope.kind is not ScopeKind.CLASS:
@@ -298,8 +314,8 @@ class ModelBuilder(TraceRootReader):
         for decorator in node.decorators:
             self._decorator_root(decorator.decorator, key)
             spec = self._transform_spec(decorator.decorator)
-            if spec is not None and self._in_function:
-                site = TransformSite(self._function_key, tuple(self._loops), origin, spec.caches)
+            if spec is not None and self._records_transform_sites:
+                site = TransformSite(self._site_function, tuple(self._loops), origin, spec.caches)
                 self.records.transform_sites[id(decorator)] = site
         if self.scope.kind is ScopeKind.CLASS and self.scope.key in self.flax_classes:
             compact = any(qualified_name(self.scope, d.decorator) == jax_api.FLAX_COMPACT for d in node.decorators)
@@ -307,6 +323,12 @@ class ModelBuilder(TraceRootReader):
                 spec = TraceSpec("flax.linen.Module", True, array_params_only=True, bound_positional=1)
                 self._add_root(key, spec)
         self._pending.append(_PendingBody(node, key, self.scope))
+
+    def _is_memoizer(self, decorator: cst.BaseExpression) -> bool:
+        """`functools.cache`, `functools.lru_cache(...)`, or a decorator named like one (`util.cache()`)."""
+        target = decorator.func if isinstance(decorator, cst.Call) else decorator
+        name = qualified_name(self.scope, target)
+        return name is not None and name.rpartition(".")[2] in jax_api.MEMOIZING_DECORATORS
 
     def _class_def(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.ClassDef)
@@ -756,6 +778,8 @@ class ModelBuilder(TraceRootReader):
             resolved = self.scope.resolve(node.value)
             if resolved is not None:
                 owner, binding = resolved
+                if self._is_parameter(owner, node.value):
+                    self.parameter_use.read(owner.key, node.value)
                 if owner.function_scope() is not function and owner.kind is not ScopeKind.CLASS:
                     if binding.kind in (BindingKind.VARIABLE, BindingKind.IMPORT):
                         self.records.outer_names[id(node)] = self._outer_name(owner, binding.kind)
@@ -766,10 +790,23 @@ class ModelBuilder(TraceRootReader):
                         self.records.self_loads.add(id(node))
         return self.scope.load(node.value)
 
+    def _is_parameter(self, owner: Scope, name: str) -> bool:
+        function = self.functions.get(owner.key) if owner.kind is ScopeKind.FUNCTION else None
+        return function is not None and name in function.parameters
+
+    def _note_probe(self, node: cst.BaseExpression) -> None:
+        """`node` is only probed here (`.shape`, `isinstance(node, ...)`, `node is None`)."""
+        if isinstance(node, cst.Name):
+            resolved = self.scope.resolve(node.value)
+            if resolved is not None and self._is_parameter(resolved[0], node.value):
+                self.parameter_use.probed(resolved[0].key, node.value)
+
     def _attribute(self, node: cst.CSTNode) -> Value:
         assert isinstance(node, cst.Attribute)
         receiver = self._eval(node.value)
         attr = node.attr.value
+        if attr in PROBE_ATTRIBUTES:
+            self._note_probe(node.value)
         if receiver.deps and attr in jax_api.ARRAY_VIEW_ATTRIBUTES:
             return Value(receiver.deps, receiver.flags & JAX_ARRAY if attr != "at" else 0)
         if receiver.flags & FILESYSTEM_PATH and attr == "parent":
@@ -851,6 +888,9 @@ class ModelBuilder(TraceRootReader):
         assert isinstance(node, cst.Comparison)
         values = [self._eval(node.left)]
         values += [self._eval(target.comparator) for target in node.comparisons]
+        if any(isinstance(target.operator, (cst.Is, cst.IsNot)) for target in node.comparisons):
+            for operand in (node.left, *(target.comparator for target in node.comparisons)):
+                self._note_probe(operand)
         if all(isinstance(target.operator, _ORDERING_OPERATORS) for target in node.comparisons):
             return combine(values, BOOL_MASK)
         return UNKNOWN
@@ -967,6 +1007,8 @@ class ModelBuilder(TraceRootReader):
             self.records.call_names[id(node)] = name
             if jax_api.is_random_call(name):
                 self.records.random_scopes.add(self._function_key)
+            if name in PROBE_CALLS and node.args:
+                self._note_probe(node.args[0].value)
         args = [self._eval(arg.value) for arg in node.args]
         function_key = self._function_key
         staged = Value(frozenset({StagedDep(function_key)}))
@@ -998,7 +1040,7 @@ class ModelBuilder(TraceRootReader):
                 return Value(combine(args).deps, PYTHON_CONTAINER)
             if name in self.functions:
                 return self._local_call(node, name, args, 0)
-            if self._in_function and not name.startswith(_EXTERNAL_PREFIXES):
+            if not name.startswith(_EXTERNAL_PREFIXES):
                 self._record_edge(node, name, args, 0)
             return UNKNOWN
         method = self._method_key(node.func)
@@ -1036,6 +1078,8 @@ class ModelBuilder(TraceRootReader):
     def _record_edge(self, node: cst.Call, callee: str, args: list[Value], bound: int) -> CallArguments:
         arguments = self._arguments(node, args, bound)
         caller = self._function_key
+        if self._loops:
+            self.repeated_calls.add(callee)
         if self._in_function:
             callee_summary = self.functions.get(callee)
             closure = callee_summary is not None and callee_summary.parent == caller
@@ -1046,9 +1090,9 @@ class ModelBuilder(TraceRootReader):
         target = argument(node, 0, ("fun", "f"))
         if target is not None:
             self._register_target(target, self._spec(transform, node.args))
-            if self._in_function:
+            if self._records_transform_sites:
                 origin = self._callable_origin(target)
-                site = TransformSite(self._function_key, tuple(self._loops), origin, transform.caches)
+                site = TransformSite(self._site_function, tuple(self._loops), origin, transform.caches)
                 self.records.transform_sites[id(node)] = site
 
     def _callable_origin(self, target: cst.BaseExpression) -> CallableOrigin | None:
@@ -1056,6 +1100,8 @@ class ModelBuilder(TraceRootReader):
         if isinstance(target, (cst.Lambda, cst.Call)):
             origin = self._origin_of(target)
             return origin if origin.kind != "value" else None
+        if self._method_key(target) is not None:
+            return CallableOrigin("method", ())  # `self.method`: a new bound method on every evaluation
         method = isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
         name = target.value if method else target  # type: ignore[union-attr]
         if not isinstance(name, cst.Name):

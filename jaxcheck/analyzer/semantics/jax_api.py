@@ -270,3 +270,8 @@ def consumes_key_argument(qualified_name: str | None) -> bool:
     if qualified_name in LAX_BODIES:
         return True  # the key flows into a user body
     return not qualified_name.startswith(KEY_NEUTRAL_PREFIXES)
+
+
+MEMOIZING_DECORATORS = frozenset({"cache", "lru_cache", "cached", "memoize", "memoized", "weakref_lru_cache"})
+"""Last components of decorator names that memoize a function: it runs once per distinct argument, so a
+transform it applies is not repeated per call (`functools.cache`, JAX's own `util.cache()`)."""

@@ -191,6 +191,11 @@ class SemanticModel:
         """Where and to what a transform call (or decorator) inside a function is applied."""
         return self.records.transform_sites.get(id(node))
 
+    def runs_repeatedly(self, function_key: str | None) -> bool:
+        """True when the function evidently runs more than once: it is called inside a loop, or by a
+        function that is (a one-shot `main()`, test or constructor is not)."""
+        return function_key is not None and function_key in self.solution.repeated
+
     def is_called_immediately(self, node: cst.Call) -> bool:
         """True for a transform call whose result is called right away: `jax.jit(f)(x)`."""
         return id(node) in self.records.called_transforms
@@ -246,7 +251,17 @@ class SemanticModel:
             )
         if scope not in self.records.random_scopes:
             return []
-        return find_key_reuses(body, parameters, self.call_name)
+        return find_key_reuses(body, parameters, self.call_name, self._ignores_argument)
+
+    def _ignores_argument(self, call: cst.Call, position: int | None, keyword: str | None) -> bool:
+        """True when the call's callee is a project function that only probes the parameter this
+        argument binds to (`is_prng_key(key)` reads `key.shape`): passing a key there draws nothing."""
+        name = self.call_name(call)
+        callee = self.solution.function_named(name) if name is not None else None
+        if callee is None:
+            return False
+        parameter = callee.parameter_for(position, keyword)
+        return parameter is not None and parameter in callee.inert_params
 
     @staticmethod
     def functional_update(node: cst.Call) -> cst.BaseExpression | None:

@@ -21,6 +21,8 @@ import libcst as cst
 from jaxcheck.analyzer.semantics import jax_api
 
 CallName = Callable[[cst.Call], Optional[str]]
+IgnoresArgument = Callable[[cst.Call, Optional[int], Optional[str]], bool]
+"""Whether a call's callee only probes the argument at this position (or keyword): nothing is drawn."""
 ReuseKind = Literal["again", "loop", "reseeded"]
 
 
@@ -113,21 +115,24 @@ class _Evidence(cst.CSTVisitor):
             self.indices.add(node.slice.value.value)
 
 
-def find_key_reuses(body: Sequence[cst.CSTNode], parameters: Iterable[str], call_name: CallName) -> list[KeyReuse]:
+def find_key_reuses(body: Sequence[cst.CSTNode], parameters: Iterable[str], call_name: CallName,
+                    ignores_argument: IgnoresArgument) -> list[KeyReuse]:
     """The key reuses in a function body (or module) `body` whose parameters are `parameters`."""
     evidence = _Evidence(call_name)
     for statement in body:
         statement.visit(evidence)
     candidates = evidence.keys | {name for name in parameters if is_key_like_name(name)}
     keys = frozenset(candidates - evidence.indices)
-    analysis = _Analysis(call_name, keys, evidence.indices)
+    analysis = _Analysis(call_name, ignores_argument, keys, evidence.indices)
     analysis.block(body, {name: _FRESH for name in keys})
     return list(analysis.reports.values())
 
 
 class _Analysis:
-    def __init__(self, call_name: CallName, keys: frozenset[str], not_keys: set[str]) -> None:
+    def __init__(self, call_name: CallName, ignores_argument: IgnoresArgument, keys: frozenset[str],
+                 not_keys: set[str]) -> None:
         self.call_name = call_name
+        self.ignores_argument = ignores_argument
         self.keys = keys
         self.not_keys = not_keys
         self.nodes: dict[int, cst.CSTNode] = {}
@@ -335,8 +340,13 @@ class _Analysis:
             return
         if not jax_api.consumes_key_argument(name):
             return
+        position = 0
         for arg in node.args:
-            if not arg.star and isinstance(arg.value, cst.Name) and arg.value.value in state:
+            index = position if arg.keyword is None else None
+            position += arg.keyword is None and not arg.star
+            if arg.star or not isinstance(arg.value, cst.Name) or arg.value.value not in state:
+                continue
+            if not self.ignores_argument(node, index, arg.keyword.value if arg.keyword else None):
                 self.consume(arg.value.value, node, state)
 
     def consume(self, name: str, site: cst.Call, state: dict[str, _Key]) -> None:

@@ -50,6 +50,10 @@ class Solution:
     traced_params: dict[str, set[str]] = field(default_factory=dict)
     roots: set[str] = field(default_factory=set)
     cached: set[str] = field(default_factory=set)
+    resolve: _Resolver | None = None
+    repeated: set[str] = field(default_factory=set)
+    """Functions evidently run more than once: called inside a loop (module level too), or called by a
+    function that is. A test, `main()` or a constructor called once is not."""
     _cache: dict[Dep, bool] = field(default_factory=dict)
     _returns: dict[tuple[str, frozenset[str], bool, int | None], bool] = field(default_factory=dict)
     _in_progress: set[tuple[str, frozenset[str], bool, int | None]] = field(default_factory=set)
@@ -75,6 +79,30 @@ class Solution:
             return None
         traced = frozenset(self.traced_params.get(key, ()))
         return FunctionTrace(frozenset(transforms), key in self.staged, traced, key in self.roots, key in self.cached)
+
+    def function_named(self, target: str) -> FunctionSummary | None:
+        """The project function a qualified name (or re-export of one) refers to, if any."""
+        key = self.resolve(target) if self.resolve is not None else target
+        return self.functions.get(key) if key is not None else None
+
+    def signature(self, summary: ModuleSummary) -> str:
+        """A canonical text of what a lint of `summary`'s module depends on in this solve: how its
+        functions are traced, which of them run repeatedly, and which parameters of the project
+        functions it imports only probe their argument. Two solves with equal signatures lint the
+        module identically."""
+        parts: list[str] = []
+        for key in sorted(summary.functions):
+            trace = self.trace_of(key)
+            if trace is not None:
+                facts = (sorted(trace.transforms), trace.staged, sorted(trace.traced_params), trace.direct, trace.cached)
+                parts.append(repr((key, *facts)))
+            if key in self.repeated:
+                parts.append(repr((key, "repeated")))
+        for target in sorted(set(summary.exports.values())):
+            function = self.function_named(target)
+            if function is not None and function.inert_params and function.key not in summary.functions:
+                parts.append(repr((target, sorted(function.inert_params))))
+        return "\n".join(parts)
 
     def is_traced(self, deps: Deps) -> bool:
         """True when a value with these dependencies is an abstract tracer on some traced path."""
@@ -142,8 +170,8 @@ def solve(summaries: Iterable[ModuleSummary]) -> Solution:
         functions.update(summary.functions)
         for name, target in summary.exports.items():
             exports[f"{summary.module}.{name}"] = target
-    solution = Solution(functions)
     resolve = _Resolver(functions, exports)
+    solution = Solution(functions, resolve=resolve)
     for summary in summaries:
         for root in summary.roots:
             key = resolve(root.target)
@@ -163,7 +191,23 @@ def solve(summaries: Iterable[ModuleSummary]) -> Solution:
             for edge, callee in edges_by_caller.get(caller, ()):
                 changed |= _propagate(solution, edge, callee)
     solution.forget_evaluations()
+    seeds = (resolve(target) for summary in summaries for target in summary.repeated_calls)
+    solution.repeated = _repeated({key for key in seeds if key is not None}, functions, edges_by_caller)
     return solution
+
+
+def _repeated(start: set[str], functions: dict[str, FunctionSummary],
+              edges_by_caller: dict[str, list[tuple[CallEdge, str]]]) -> set[str]:
+    """`start` and every function they call, directly or through other calls; memoized functions run
+    once per argument, so neither they nor what they call count."""
+    reached = {key for key in start if not functions[key].memoized}
+    pending = list(reached)
+    while pending:
+        for _, callee in edges_by_caller.get(pending.pop(), ()):
+            if callee not in reached and not functions[callee].memoized:
+                reached.add(callee)
+                pending.append(callee)
+    return reached
 
 
 def _apply(solution: Solution, key: str, spec: TraceSpec) -> None:

@@ -19,6 +19,8 @@ class FunctionSummary:
     `array_params` are parameters annotated as JAX arrays, `non_array_params` those annotated with types
     that can never hold a tracer (`str`, `Callable`, `DTypeLike`); `parent` is the enclosing function's key.
     `return_elements` holds per-position dependencies when every `return` returns a tuple of one length.
+    `inert_params` are the parameters the body only probes (see :mod:`.parameter_use`); `memoized`
+    functions (`functools.cache`, `lru_cache`, a project's `*cache` decorator) run once per argument.
     """
 
     key: str
@@ -31,6 +33,26 @@ class FunctionSummary:
     parent: str | None = None
     returns: Deps = frozenset()
     return_elements: tuple[Deps, ...] | None = None
+    inert_params: frozenset[str] = frozenset()
+    memoized: bool = False
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        """Every parameter name, in signature order."""
+        rest = tuple(n for n in (self.var_positional, self.var_keyword) if n is not None)
+        return (*self.positional, *self.keyword_only, *rest)
+
+    def parameter_for(self, position: int | None, keyword: str | None, bound: int = 0) -> str | None:
+        """The parameter an argument binds to: the `position`-th positional argument after `bound`
+        already-bound ones, or `keyword`; None when it binds to nothing."""
+        if keyword is not None:
+            if keyword in self.positional[bound:] or keyword in self.keyword_only:
+                return keyword
+            return self.var_keyword
+        if position is None:
+            return None
+        free = self.positional[bound:]
+        return free[position] if position < len(free) else self.var_positional
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +152,8 @@ class CallEdge:
 @dataclass(frozen=True, slots=True)
 class ModuleSummary:
     """Everything other modules need to know about one module. `exports` maps module-level names to
-    the qualified names they are bound to (imports and definitions), for re-export resolution."""
+    the qualified names they are bound to (imports and definitions), for re-export resolution;
+    `repeated_calls` seeds which functions run repeatedly (see :attr:`Solution.repeated`)."""
 
     module: str
     path: str
@@ -138,3 +161,5 @@ class ModuleSummary:
     roots: tuple[TraceRoot, ...] = ()
     edges: tuple[CallEdge, ...] = ()
     exports: dict[str, str] = field(default_factory=dict)
+    repeated_calls: frozenset[str] = frozenset()
+    """Callees (function keys or imported qualified names) called inside a loop somewhere in the module."""

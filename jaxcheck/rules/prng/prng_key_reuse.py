@@ -80,8 +80,18 @@ class PrngKeyReuse(Rule):
               "        key2 = jax.random.fold_in(key, 3)\n        x, key = jax.random.normal(key), key2\n"),
         Valid("import jax\ndef f(key, n):\n    for _ in range(n):\n        if n:\n            key, sub = jax.random.split(key)\n"
               "            print(jax.random.normal(sub))\n            continue\n        break\n"),
+        # A project helper that only probes its key (type, shape, `is None`) draws nothing from it.
+        Valid("import jax\ndef is_prng_key(key):\n    return key.shape == (2,) and key.dtype == jax.numpy.uint32\n"
+              "def sample(key):\n    assert is_prng_key(key)\n    return jax.random.normal(key)\n"),
+        Valid("import jax\ndef check(rng_key, x):\n    if rng_key is None or isinstance(rng_key, int):\n        raise ValueError\n"
+              "    return x\ndef run(rng_key, x):\n    x = check(rng_key, x)\n    return jax.random.normal(rng_key) + x\n"),
+        Valid("import jax\ndef init(key, n):\n    return n\ndef f(key):\n    m = init(key, 3)\n    return jax.random.normal(key, (m,))\n"),
     )
     INVALID = (
+        Invalid("import jax\ndef init(key, n):\n    return jax.random.normal(key, (n,))\ndef f(key):\n"
+                "    w1 = init(key, 3)\n    b = jax.random.normal(key)\n    return w1, b\n", 6, 9, "line 5"),
+        Invalid("import jax\ndef noise(key, x):\n    if key.shape == (2,):\n        return x + jax.random.normal(key)\n"
+                "    return x\ndef f(key, x):\n    y = noise(key, x)\n    return y + jax.random.uniform(key)\n", 8, 16),
         Invalid("import jax\ndef f(key):\n    a = jax.random.normal(key)\n    b = jax.random.uniform(key)\n"
                 "    return a + b\n", 4, 9, "line 3"),
         Invalid("import jax\ndef f(key):\n    k1, k2 = jax.random.split(key)\n    return jax.random.normal(key)\n",

@@ -12,7 +12,7 @@ _CREATED = {
     "def": "a function defined",
     "partial": "a `functools.partial`",
     "transform": "another transform's result",
-    "method": "a bound method of an object created",
+    "method": "a bound method",
 }
 
 
@@ -81,6 +81,22 @@ class TransformInLoop(Rule):
         Valid("import jax\ndef outer():\n    for n in range(3):\n        pass\n    return jax.jit(lambda x: x)\n"),
         Valid("import jax\ndef run(ws):\n    for w in ws:\n        jax.grad(lambda v: v * w)(w)\n"),
         Valid("import jax\n@jax.jit\ndef step(p):\n    def loss(q):\n        return q * q\n    return jax.grad(loss)(p)\n"),
+        # One-shot calls: nothing evidently runs the enclosing function twice.
+        Valid("import jax\ndef step(x):\n    return jax.jit(lambda v: v + 1)(x)\n"),
+        Valid("import jax\ndef main():\n    def inner(v):\n        return v * 2\n    print(jax.jit(inner)(3.0))\n"
+              "if __name__ == '__main__':\n    main()\n"),
+        Valid("import jax\nclass Model:\n    def apply(self, x):\n        return x\ndef test_apply():\n"
+              "    assert jax.jit(Model().apply)(1.0) == 1.0\n"),
+        Valid("import jax\nclass Trainer:\n    def __init__(self):\n        self._step = jax.jit(self.step)\n"
+              "    def step(self, x):\n        return x\n"),
+        # Inside code that is itself jitted, nothing recompiles per call.
+        Valid("import jax\nfrom functools import partial\n@jax.jit\ndef outer(xs):\n    f = partial(jax.lax.scan, lambda c, x: (c, x))\n"
+              "    return jax.jit(f)(0.0, xs)\ndef run(batches):\n    for b in batches:\n        outer(b)\n"),
+        # A memoized factory runs once per distinct argument.
+        Valid("import functools\nimport jax\n@functools.lru_cache\ndef compiled(n):\n    return jax.jit(lambda x: x * n)\n"
+              "def run(xs):\n    for x in xs:\n        compiled(2)(x)\n"),
+        # A module-level loop that creates nothing per iteration.
+        Valid("import jax\ndef f(x):\n    return x\nfor x in range(3):\n    jax.jit(f)(x)\n"),
     )
     INVALID = (
         Invalid("import jax\ndef run(xs):\n    for x in xs:\n        f = jax.jit(lambda v: v * 2)\n        f(x)\n", 4, 13,
@@ -91,9 +107,18 @@ class TransformInLoop(Rule):
                 "    for x in xs:\n        g = jax.jit(partial(loss, x=x))\n        g(ws)\n", 7, 13, "partial"),
         Invalid("import jax\ndef loss(w):\n    return w * w\ndef run(ws):\n    while ws:\n"
                 "        g = jax.jit(jax.grad(loss))\n        g(ws.pop())\n", 6, 13),
-        Invalid("import jax\ndef step(x):\n    return jax.jit(lambda v: v + 1)(x)\n", 3, 12, "every call"),
-        Invalid("import jax\ndef step(x):\n    def inner(v):\n        return v * 2\n    return jax.jit(inner)(x)\n",
-                5, 12),
+        Invalid("import jax\ndef step(x):\n    return jax.jit(lambda v: v + 1)(x)\ndef train(xs):\n    for x in xs:\n"
+                "        step(x)\n", 3, 12, "runs repeatedly"),
+        Invalid("import jax\ndef step(x):\n    def inner(v):\n        return v * 2\n    return jax.jit(inner)(x)\n"
+                "def epoch(xs):\n    return [step(x) for x in xs]\n", 5, 12),
+        Invalid("import jax\ndef helper(x):\n    return jax.jit(lambda v: v + 1)(x)\ndef step(x):\n    return helper(x)\n"
+                "def train(xs):\n    while True:\n        step(xs)\n", 3, 12, "runs repeatedly"),
+        Invalid("import jax\nfor scale in range(3):\n    jax.jit(lambda v: v * scale)(1.0)\n", 3, 5, "inside the loop"),
+        Invalid("import jax\nclass Agent:\n    def _impl(self, x):\n        return x\n    def act(self, x):\n"
+                "        return jax.jit(self._impl)(x)\n    def run(self, xs):\n        for x in xs:\n"
+                "            self.act(x)\n", 6, 16, "bound method"),
+        Invalid("import jax\ndef make_step(lr):\n    @jax.jit\n    def step(p):\n        return p - lr\n    return step\n"
+                "def train(p, lrs):\n    for lr in lrs:\n        p = make_step(lr)(p)\n", 3, 5),
         Invalid("import jax\nclass Model:\n    def apply(self, x):\n        return x\ndef run(xs):\n    for x in xs:\n"
                 "        model = Model()\n        jax.jit(model.apply)(x)\n", 8, 9, "bound method"),
         Invalid("import jax\ndef run(xs):\n    for x in xs:\n        @jax.jit\n        def f(v):\n            return v + x\n"
@@ -110,15 +135,18 @@ class TransformInLoop(Rule):
         self._check(node, site, called=False)
 
     def _check(self, node: cst.CSTNode, site: TransformSite | None, called: bool) -> None:
-        if site is None or site.origin is None or not site.caches or self.trace is not None:
-            return  # grad/vmap alone trace on every call anyway; inside traced code this runs once per trace
+        if site is None or site.origin is None or not site.caches:
+            return  # grad/vmap alone trace on every call anyway
+        if self.trace is not None and self.trace.cached:
+            return  # inside a cached trace this runs once per trace, and the outer program is reused
         origin = site.origin
         created = _CREATED.get(origin.kind, "a callable")
         if origin.loops and site.loops[: len(origin.loops)] == origin.loops:
             self.report(node, f"transform applied to {created} inside the loop: every iteration creates a new "
                               "function, so JAX retraces and recompiles it each time; apply the transform once "
                               "outside the loop and pass changing values as arguments")
-        elif called and site.function is not None:
-            self.report(node, f"transform applied to {created} and called at once: every call of the enclosing "
-                              "function creates a new function, so JAX retraces and recompiles it each time; "
-                              "apply the transform once at module level")
+        elif self.model.runs_repeatedly(site.function):
+            use = "and called at once " if called else ""
+            self.report(node, f"transform applied to {created} {use}in a function that runs repeatedly (it is "
+                              "called in a loop): every call creates a new function, so JAX retraces and "
+                              "recompiles it each time; apply the transform once at module level")

@@ -1,0 +1,157 @@
+"""The ecosystem check: jaxcheck on real user-written JAX code, every finding judged by a person.
+
+    ../shared/corpus/fetch-ecosystem.sh .ecosystem && ../shared/corpus/fetch.sh .corpus
+    python bench/ecosystem.py                 # compare with the committed baseline
+    python bench/ecosystem.py --update        # write the baseline: keep verdicts, add new findings unjudged
+
+Each project folder of the two corpora is checked on its own (as its maintainers would run it), with
+every rule (`--select ALL` by default). Findings are compared with `bench/ecosystem_baseline.json`, in
+which every finding carries a verdict, `true` (a real bug), `intended` (what the rule describes, done on
+purpose) or `false` (a false alarm), and a one-line reason judged by reading the code. The script
+prints new and vanished findings and precision per rule ((true + intended) / judged), and exits 1 when a
+finding has no verdict or a finding changed, so every change to the model lands with its baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from jaxcheck.analyzer.config import Configuration
+from jaxcheck.analyzer.engine import Linter
+from jaxcheck.analyzer.registry import all_rules
+
+BASELINE = Path(__file__).with_name("ecosystem_baseline.json")
+VERDICTS = ("true", "intended", "false")
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """One finding, identified by where it is (the corpora are pinned, so positions are stable)."""
+
+    path: str
+    line: int
+    column: int
+    code: str
+    message: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}:{self.code}"
+
+
+def project_folders(corpora: list[Path]) -> list[Path]:
+    """Every project folder of the corpora that exist (a corpus is a folder of project folders)."""
+    folders: list[Path] = []
+    for corpus in corpora:
+        if corpus.is_dir():
+            folders += sorted(p for p in corpus.iterdir() if p.is_dir())
+        else:
+            print(f"note: {corpus} is missing; fetch it first (see this script's docstring)", file=sys.stderr)
+    return folders
+
+
+def run(folders: list[Path], select: list[str], jobs: int) -> tuple[list[Finding], list[str]]:
+    """Check each project folder on its own; the findings (paths relative to the corpora's parent) and errors."""
+    linter = Linter(Configuration(), select=select)
+    findings: list[Finding] = []
+    errors: list[str] = []
+    for folder in folders:
+        report = linter.check_paths([folder], jobs=jobs)
+        base = folder.parent.parent
+        errors += [str(error) for error in report.errors]
+        for d in report.diagnostics:
+            path = Path(d.path).resolve().relative_to(base.resolve()).as_posix()
+            findings.append(Finding(path, d.range.start.line, d.range.start.column + 1, d.code, d.message))
+    return sorted(findings), errors
+
+
+def load_baseline(path: Path) -> dict[str, dict[str, str | None]]:
+    if not path.exists():
+        return {}
+    entries = json.loads(path.read_text(encoding="utf-8"))
+    return {entry["key"]: entry for entry in entries}
+
+
+def write_baseline(path: Path, findings: list[Finding], baseline: dict[str, dict[str, str | None]]) -> None:
+    entries = []
+    for finding in findings:
+        old = baseline.get(finding.key, {})
+        entries.append({
+            "key": finding.key,
+            "message": finding.message,
+            "verdict": old.get("verdict"),
+            "reason": old.get("reason"),
+        })
+    path.write_text(json.dumps(entries, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def precision_table(findings: list[Finding], baseline: dict[str, dict[str, str | None]]) -> list[str]:
+    """Per rule: findings, verdict counts, precision ((true + intended) / judged) and the share of real bugs."""
+    names = {rule.code: rule.name for rule in all_rules()}
+    counts: dict[str, Counter[str]] = {}
+    for finding in findings:
+        verdict = baseline.get(finding.key, {}).get("verdict") or "unjudged"
+        counts.setdefault(finding.code, Counter())[verdict] += 1
+    rows = [f"{'rule':<8} {'name':<32} {'findings':>8} {'true':>5} {'intended':>8} {'false':>5} "
+            f"{'unjudged':>8} {'precision':>9} {'bugs':>6}"]
+    total: Counter[str] = Counter()
+    for code in sorted(counts):
+        total.update(counts[code])
+        rows.append(_row(code, names.get(code, ""), counts[code]))
+    rows.append(_row("all", "", total))
+    return rows
+
+
+def _row(code: str, name: str, count: Counter[str]) -> str:
+    judged = count["true"] + count["intended"] + count["false"]
+    findings = judged + count["unjudged"]
+    precision = f"{(count['true'] + count['intended']) / judged:.0%}" if judged else "-"
+    bugs = f"{count['true'] / judged:.0%}" if judged else "-"
+    return (f"{code:<8} {name:<32} {findings:>8} {count['true']:>5} {count['intended']:>8} {count['false']:>5} "
+            f"{count['unjudged']:>8} {precision:>9} {bugs:>6}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ecosystem", type=Path, default=Path(".ecosystem"), help="fetch-ecosystem.sh's folder")
+    parser.add_argument("--corpus", type=Path, default=Path(".corpus"), help="fetch.sh's folder (jax, flax, ...)")
+    parser.add_argument("--baseline", type=Path, default=BASELINE)
+    parser.add_argument("--select", default="ALL", help="rules to run, comma-separated (default: every rule)")
+    parser.add_argument("-j", "--jobs", type=int, default=2)
+    parser.add_argument("--update", action="store_true", help="write the baseline (verdicts kept, new ones empty)")
+    args = parser.parse_args()
+
+    select = [code.strip() for code in args.select.split(",")]
+    if select == ["ALL"]:
+        select = [rule.code for rule in all_rules()]
+    findings, errors = run(project_folders([args.ecosystem, args.corpus]), select, args.jobs)
+    baseline = load_baseline(args.baseline)
+    current = {finding.key for finding in findings}
+    new = [f for f in findings if f.key not in baseline]
+    vanished = sorted(key for key in baseline if key not in current)
+    for error in errors:
+        print(f"error: {error}")
+    for finding in new:
+        print(f"new: {finding.key}: {finding.message}")
+    for key in vanished:
+        entry = baseline[key]
+        print(f"vanished: {key} (was {entry.get('verdict') or 'unjudged'}: {entry.get('reason') or ''})")
+    print("\n".join(precision_table(findings, baseline)))
+    if args.update:
+        write_baseline(args.baseline, findings, baseline)
+        print(f"wrote {args.baseline} ({len(findings)} findings)")
+    unjudged = [f for f in findings if (baseline.get(f.key) or {}).get("verdict") not in VERDICTS]
+    if unjudged:
+        print(f"FAIL: {len(unjudged)} findings without a verdict in {args.baseline}")
+    if new or vanished:
+        print(f"FAIL: {len(new)} new and {len(vanished)} vanished findings against {args.baseline}")
+    return 1 if unjudged or new or vanished or errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,39 @@
+"""Which parameters a function body only *probes*: reads their type, shape or identity and nothing else.
+
+A PRNG key passed to such a parameter is not consumed (`is_prng_key(key)` reads `key.dtype` and
+`key.shape`; a helper that ignores its `key` draws nothing). The builder reports every read of a
+parameter and every read that is a probe while its one traversal runs; a parameter is *inert* when
+all of its reads are probes (or it is never read).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+PROBE_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "weak_type", "sharding", "__class__"})
+"""Attributes whose reading draws nothing from a key."""
+PROBE_CALLS = frozenset(
+    {
+        "builtins.isinstance", "builtins.type", "builtins.len", "builtins.id", "builtins.hasattr",
+        "jax.numpy.shape", "jax.numpy.ndim", "jax.numpy.size", "numpy.shape", "numpy.ndim", "numpy.size",
+    }
+)
+"""Calls that only look at their first argument's type or shape."""
+
+
+class ParameterUse:
+    """Counts reads and probe reads of parameters, per (function key, parameter name)."""
+
+    def __init__(self) -> None:
+        self._reads: Counter[tuple[str, str]] = Counter()
+        self._probes: Counter[tuple[str, str]] = Counter()
+
+    def read(self, function: str, name: str) -> None:
+        self._reads[(function, name)] += 1
+
+    def probed(self, function: str, name: str) -> None:
+        self._probes[(function, name)] += 1
+
+    def inert(self, function: str, parameters: tuple[str, ...]) -> frozenset[str]:
+        """The `parameters` of `function` whose every read is a probe."""
+        return frozenset(p for p in parameters if self._reads[(function, p)] <= self._probes[(function, p)])
