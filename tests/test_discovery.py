@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from jaxcheck.analyzer.discovery import FileFinder, GitIgnore
+from jaxcheck.analyzer.discovery import FileFinder
+from jaxcheck.analyzer.gitignore import GitIgnore
 
 
 def _tree(root: Path, files: list[str]) -> None:

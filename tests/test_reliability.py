@@ -41,7 +41,7 @@ def test_a_coding_declaration_python_refuses_is_jax001_in_the_file_and_ignored_i
     (project / "bad.py").write_text(f"# coding: {codec}\nx = 1\n")
     result = check(project)
     assert result.returncode == 1, result.stderr
-    assert f"bad.py:1:1: JAX001 encoding problem: " in result.stdout and GOOD_FINDING in result.stdout
+    assert "bad.py:1:1: JAX001 encoding problem: " in result.stdout and GOOD_FINDING in result.stdout
     alone = check(project, "good.py")  # bad.py is only a sibling read by the importer scan
     assert alone.returncode == 1 and "bad.py" not in alone.stdout + alone.stderr
     if codec in ("punycode", "undefined"):  # flake8 itself stops on the others (LookupError in its tokenize)
