@@ -17,7 +17,7 @@ from jaxcheck import __version__
 from jaxcheck.analyzer.config import Configuration, load_configuration
 from jaxcheck.analyzer.engine import Linter
 from jaxcheck.analyzer.files import read_file
-from jaxcheck.analyzer.source import SourceDecodeError, decode_source, declared_encoding
+from jaxcheck.analyzer.source import SourceDecodeError, decode_source, encode_source
 
 Flake8Result = tuple[int, int, str, type]
 
@@ -66,7 +66,4 @@ def source_bytes(lines: Sequence[str], path: Path) -> bytes:
             same = data.decode("latin-1") == text
         if same:
             return data
-    try:
-        return text.encode(declared_encoding(text.encode("utf-8", "surrogatepass")) or "utf-8")
-    except (LookupError, UnicodeError):
-        return text.encode("utf-8", "surrogatepass")
+    return encode_source(text)

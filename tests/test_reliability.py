@@ -187,3 +187,11 @@ def test_output_grows_linearly_with_findings_on_one_long_line(project: Path):
         assert result.returncode == 1 and result.stdout.count("JAX302") == count
         sizes.append(len(result.stdout))
     assert sizes[1] < 11 * sizes[0]  # ten times the input: about ten times the output, not a hundred
+
+
+def test_an_importer_in_a_declared_encoding_still_traces_the_checked_module(project: Path):
+    (project / "utils.py").write_text("def positive(v):\n    if v > 0:\n        return v\n    return 0.0\n")
+    (project / "train.py").write_bytes(b"# coding: cp1252\n# \xc1\nimport jax\nfrom utils import positive\n\n\n"
+                                       b"@jax.jit\ndef step(x):\n    return positive(x)\n")
+    result = check(project, "utils.py")
+    assert result.returncode == 1 and result.stdout.startswith("utils.py:2:8: JAX301 "), result.stdout + result.stderr

@@ -37,7 +37,7 @@ from jaxcheck.analyzer.semantics.records import ModuleRecords
 from jaxcheck.analyzer.semantics.solver import Solution, solve
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
 from jaxcheck.analyzer.files import read_file, real_path
-from jaxcheck.analyzer.source import SourceDecodeError, decode_source, source_lines
+from jaxcheck.analyzer.source import SourceDecodeError, decode_source, encode_source, source_lines
 from jaxcheck.analyzer.suppression import Suppressions
 from jaxcheck.analyzer.walker import RuleWalker
 
@@ -283,7 +283,7 @@ class Linter:
             key = (path, stamp, self.settings.extra_jit_decorators)
             summary = _IMPORTER_SUMMARIES.get(key)
             if summary is None:
-                analysis = self.analyze(str(path), text.encode(), module)
+                analysis = self.analyze(str(path), encode_source(text), module)
                 if not isinstance(analysis, _Analysis):
                     continue
                 summary = _IMPORTER_SUMMARIES[key] = analysis.summary

@@ -75,3 +75,12 @@ def decode_source(data: bytes) -> DecodedSource:
     except (UnicodeError, LookupError) as exc:  # codecs such as 'undefined' or 'punycode' fail otherwise
         raise SourceDecodeError(f"encoding problem: cannot decode as {codec.name}: {exc}") from None
     return DecodedSource(text=text, encoding=codec.name)
+
+
+def encode_source(text: str) -> bytes:
+    """Bytes that :func:`decode_source` turns back into `text`: the text in its declared encoding
+    (UTF-8 when none is declared, or when the declared one cannot encode it)."""
+    try:
+        return text.encode(declared_encoding(text.encode("utf-8", "surrogatepass")) or "utf-8")
+    except (LookupError, UnicodeError):
+        return text.encode("utf-8", "surrogatepass")
