@@ -1,7 +1,8 @@
 """The `jaxcheck` command line: `jaxcheck check [PATHS]`, `jaxcheck rule CODE|NAME|--all`,
 `jaxcheck config --schema`.
 
-Exit codes: 0 clean, 1 findings, 2 usage, configuration or internal error.
+Exit codes: 0 clean, 1 findings, 2 usage, configuration or internal error; 130 and 143 when SIGINT or
+SIGTERM ended the run.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from jaxcheck.analyzer.cache import ResultCache, fingerprint
 from jaxcheck.analyzer.config import Configuration, Settings
 from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, FileError, Fix, Position, Range
 from jaxcheck.analyzer.discovery import FileFinder
+from jaxcheck.analyzer.files import read_file, real_path
 from jaxcheck.analyzer.outcome import FileOutcome
 from jaxcheck.analyzer.parallel import Checker, FileTask
 from jaxcheck.analyzer.parsing import ParseFailure, parse_source, run_with_deep_stack
@@ -36,7 +37,6 @@ from jaxcheck.analyzer.semantics.builder import ModelBuilder
 from jaxcheck.analyzer.semantics.records import ModuleRecords
 from jaxcheck.analyzer.semantics.solver import Solution, solve
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
-from jaxcheck.analyzer.files import read_file, real_path
 from jaxcheck.analyzer.source import SourceDecodeError, decode_source, encode_source, source_lines
 from jaxcheck.analyzer.suppression import Suppressions
 from jaxcheck.analyzer.walker import RuleWalker
