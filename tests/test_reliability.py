@@ -137,6 +137,7 @@ def test_a_latin1_or_cp1252_file_reads_the_same_through_flake8_and_the_cli(proje
     "if True:\n\tif True:\n\t    x = 1\n\ty = 2\n",
     "if True:\n    if True:\n    \tx = 1\n",
     "if True:\n \t x = 1\n \t y = 2\n",
+    "if True:\n  if True:\n\t    x = 1\n  y = 2\n",  # LibCST wants "  " to prefix the inner indentation
     "x = (" + " ".join(['"a"'] * 5000) + ")\n",
     "x = (\n" + "\n".join(['    "a"  # one'] * 5000) + "\n)\n",
     "type Vector = list[float]\n\ndef first[T](items: list[T]) -> T:\n    return items[0]\n",
@@ -187,6 +188,13 @@ def test_output_grows_linearly_with_findings_on_one_long_line(project: Path):
         assert result.returncode == 1 and result.stdout.count("JAX302") == count
         sizes.append(len(result.stdout))
     assert sizes[1] < 11 * sizes[0]  # ten times the input: about ten times the output, not a hundred
+
+
+def test_a_finding_under_mixed_tab_indentation_keeps_its_column(project: Path):
+    (project / "tabs.py").write_text("import jax\n\nif True:\n  @jax.jit\n  def f(y):\n\t    if y:\n"
+                                     "\t        return 1\n\t    return 0\n")
+    result = check(project, "tabs.py")
+    assert result.returncode == 1 and result.stdout.startswith("tabs.py:6:9: JAX301 "), result.stdout + result.stderr
 
 
 def test_an_importer_in_a_declared_encoding_still_traces_the_checked_module(project: Path):

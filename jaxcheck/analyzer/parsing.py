@@ -13,9 +13,9 @@ The host's parser is not the judge of newer syntax: when the Python running jaxc
 the grammar LibCST knows (PEP 695 `type X = ...` and PEP 701 f-strings on 3.10/3.11), a SyntaxError
 that is not a nesting limit is checked again with LibCST, and code LibCST parses is analysed. Valid
 code LibCST cannot parse is parsed simplified: the middle literals of runs of more than about 3,000
-adjacent string literals blanked out and a line continuation into the end of the file dropped
-(positions unchanged), indentation that a form feed resets written without it (columns on that line
-shift); what still fails is a ParseFailure marked `valid`,
+adjacent string literals blanked out, tabs in indentation written as one space each, a line
+continuation into the end of the file dropped (positions unchanged), and indentation that a form feed
+resets written without it (columns on that line shift); what still fails is a ParseFailure marked `valid`,
 an error of the tool rather than a JAX001 finding.
 """
 
@@ -50,6 +50,11 @@ MAX_BRACKET_DEPTH = 200
 """CPython's tokenizer limit; deeper text is never handed to LibCST without the host's approval."""
 _FORM_FEED_INDENT = re.compile(r"^[ \t\f]*\f", re.MULTILINE)
 """Indentation up to its last form feed: CPython restarts counting columns there, LibCST does not."""
+_TAB_INDENT = re.compile(r"^[ \t]*\t[ \t]*", re.MULTILINE)
+"""Indentation with tabs. CPython accepts it when counting a tab as 1 column and as up to 8 columns
+give the same blocks; LibCST also wants each block's indentation to start with the enclosing one's
+(`  ` then `\\t    ` fails). One space per character is the count-as-1 reading: same blocks, same
+columns."""
 _TRAILING_CONTINUATION = re.compile(r"\\(?=(?:\r\n|\r|\n)[ \t\f\r\n]*\Z)")
 """A backslash continuing the last line into the end of the file (CPython accepts it before \\r\\n)."""
 MAX_STRING_RUN = 1000
@@ -82,7 +87,10 @@ def parse_source(text: str) -> cst.Module | ParseFailure:
         return ParseFailure("syntax error: expression too deeply nested to analyze", 1, 0)
     parsed = _libcst_parse(text)
     if isinstance(parsed, ParseFailure):
-        simplified = _TRAILING_CONTINUATION.sub(" ", _FORM_FEED_INDENT.sub("", _shorten_string_runs(text)))
+        simplified = _shorten_string_runs(text)
+        simplified = _FORM_FEED_INDENT.sub("", simplified)
+        simplified = _TAB_INDENT.sub(lambda match: " " * len(match.group()), simplified)
+        simplified = _TRAILING_CONTINUATION.sub(" ", simplified)
         if simplified != text:
             parsed = _libcst_parse(simplified)
     if isinstance(parsed, ParseFailure):
