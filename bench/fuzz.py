@@ -38,6 +38,8 @@ class Tally:
 
     def run(self, kind: str, program: str) -> None:
         self.tried[kind] += 1
+        if self.tried[kind] % 1000 == 0:
+            print(f"... {kind}: {self.tried[kind]} programs, {self.crashes[kind]} crashes", flush=True)
         try:
             check_program(program)
         except Exception as exc:  # noqa: BLE001 - counting every crash is the point

@@ -40,6 +40,7 @@ def test_mutated_real_files(program: str):
     "x = 1\r\ny = 2\rz = 3\n",
     "if x:\n\x0c    y = 1\n",
     "if x:\n  if y:\n\t    z = 1\n  w = 2\n",
+    "x = 1\n\\\nclass C:\n  \\\n  y = 2\n",
     "\\\n",
     "x = 1\n \t\\\r\n",
     "",

@@ -14,7 +14,8 @@ the grammar LibCST knows (PEP 695 `type X = ...` and PEP 701 f-strings on 3.10/3
 that is not a nesting limit is checked again with LibCST, and code LibCST parses is analysed. Valid
 code LibCST cannot parse is parsed simplified: the middle literals of runs of more than about 3,000
 adjacent string literals blanked out, tabs in indentation written as one space each, a line
-continuation into the end of the file dropped (positions unchanged), and indentation that a form feed
+continuation into the end of the file or from a line holding nothing else dropped (positions
+unchanged), and indentation that a form feed
 resets written without it (columns on that line shift); what still fails is a ParseFailure marked `valid`,
 an error of the tool rather than a JAX001 finding.
 """
@@ -55,6 +56,9 @@ _TAB_INDENT = re.compile(r"^[ \t]*\t[ \t]*", re.MULTILINE)
 give the same blocks; LibCST also wants each block's indentation to start with the enclosing one's
 (`  ` then `\\t    ` fails). One space per character is the count-as-1 reading: same blocks, same
 columns."""
+_BLANK_CONTINUATION = re.compile(r"^([ \t]*)\\(?=(?:\r\n|\r|\n)\1[^ \t\r\n])", re.MULTILINE)
+"""A line that is only a backslash continuation, followed by a line indented the same: the same code
+as a blank line there, which LibCST (unlike CPython) wants."""
 _TRAILING_CONTINUATION = re.compile(r"\\(?=(?:\r\n|\r|\n)[ \t\f\r\n]*\Z)")
 """A backslash continuing the last line into the end of the file (CPython accepts it before \\r\\n)."""
 MAX_STRING_RUN = 1000
@@ -91,6 +95,7 @@ def parse_source(text: str) -> cst.Module | ParseFailure:
         simplified = _FORM_FEED_INDENT.sub("", simplified)
         simplified = _TAB_INDENT.sub(lambda match: " " * len(match.group()), simplified)
         simplified = _TRAILING_CONTINUATION.sub(" ", simplified)
+        simplified = _BLANK_CONTINUATION.sub(r"\1 ", simplified)
         if simplified != text:
             parsed = _libcst_parse(simplified)
     if isinstance(parsed, ParseFailure):
