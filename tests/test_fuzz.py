@@ -41,6 +41,7 @@ def test_mutated_real_files(program: str):
     "if x:\n\x0c    y = 1\n",
     "if x:\n  if y:\n\t    z = 1\n  w = 2\n",
     "x = 1\n\\\nclass C:\n  \\\n  y = 2\n",
+    "x = 1\nMv\U00013767\u00ed\u00f1\n",  # U+13767 is no identifier character: LibCST's validation raises
     "\\\n",
     "x = 1\n \t\\\r\n",
     "",

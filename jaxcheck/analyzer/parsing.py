@@ -140,6 +140,8 @@ def _libcst_parse(text: str) -> cst.Module | ParseFailure:
         return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         return ParseFailure(f"syntax error: {exc.message}", exc.raw_line, exc.raw_column)
+    except cst.CSTValidationError as exc:  # parsed, but a node is invalid (a name that is no identifier)
+        return ParseFailure(f"syntax error: {exc}", 1, 0)
     except RecursionError:
         return ParseFailure("syntax error: expression too deeply nested for LibCST", 1, 0)
 
