@@ -204,6 +204,9 @@ def run() -> None:
     at once, with exit code 130 or 143 and one line on stderr instead of a traceback; a file being
     written by --fix is finished first (see :mod:`jaxcheck.analyzer.files`)."""
     signal.signal(signal.SIGTERM, _raise_terminated)
+    # Workers stopped mid-task leave their queues' semaphores to multiprocessing's resource tracker,
+    # which removes them and would print a UserWarning per run; the tracker inherits these options.
+    sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
     try:
         code = main()
     except KeyboardInterrupt:
