@@ -1,33 +1,38 @@
 """The `jaxcheck` command line: `jaxcheck check [PATHS]`, `jaxcheck rule CODE|NAME|--all`,
 `jaxcheck config --schema`, `jaxcheck run script.py [ARGS]` / `jaxcheck run -m module [ARGS]`.
 
-Exit codes: 0 clean, 1 findings, 2 usage, configuration or internal error. `jaxcheck run` exits with the
-program's own status. JAX is imported only by `jaxcheck run`, lazily.
+Exit codes: 0 clean, 1 findings, 2 usage, configuration or internal error; 130 and 143 when SIGINT or
+SIGTERM ended the run. `jaxcheck run` exits with the program's own status. JAX is imported only by
+`jaxcheck run`, lazily.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from jaxcheck.version import __version__
-from jaxcheck.analyzer.autofix import fix_files, write_atomically
+from jaxcheck.analyzer.autofix import fix_files, write_fixed
 from jaxcheck.analyzer.cache import DEFAULT_CACHE_DIR
 from jaxcheck.analyzer.config import ConfigError, Settings, load_configuration
 from jaxcheck.analyzer.diagnostics import FileError
 from jaxcheck.analyzer.docs import render_rule
 from jaxcheck.analyzer.engine import CheckReport, Linter
 from jaxcheck.analyzer.output import FORMATTERS, NEEDS_SOURCES, OutputContext, read_sources
+from jaxcheck.analyzer.parallel import terminate_workers
 from jaxcheck.analyzer.progress import ProgressBar
 from jaxcheck.analyzer.project import project_root
 from jaxcheck.analyzer.registry import all_rules, is_known_selector, rule_by_code_or_name
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED, EXIT_TERMINATED = 128 + signal.SIGINT, 128 + signal.SIGTERM
 
 
 class _Parser(argparse.ArgumentParser):
@@ -146,7 +151,9 @@ def _config_schema() -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    missing = [path for path in args.paths if not path.exists()]
+    if isinstance(sys.stdout, io.TextIOWrapper):  # file names that are not valid UTF-8 print as their bytes
+        sys.stdout.reconfigure(errors="surrogateescape")
+    missing = [path for path in args.paths if not os.path.lexists(path)]
     if missing:
         print(f"jaxcheck: error: {missing[0]}: no such file or folder", file=sys.stderr)
         return EXIT_ERROR
@@ -167,8 +174,8 @@ def _check(args: argparse.Namespace) -> int:
     sources = read_sources(d.path for d in report.diagnostics) if args.format in NEEDS_SOURCES else {}
     context = OutputContext(sources=sources, color=_use_color(sys.stdout))
     sys.stdout.write(FORMATTERS[args.format](report.diagnostics, context))
-    for error in report.errors:
-        print(str(error), file=sys.stderr)
+    for line in [*report.notes, *map(str, report.errors)]:
+        print(line, file=sys.stderr)
     if report.errors:
         return EXIT_ERROR
     if report.diagnostics and not args.exit_zero:
@@ -197,7 +204,7 @@ def _fix(linter: Linter, report: CheckReport, args: argparse.Namespace, cache_di
             errors.append(FileError(str(result.path), result.error))
             continue
         try:
-            write_atomically(result.path, result.after)
+            write_fixed(result)
         except OSError as exc:
             errors.append(FileError(str(result.path), f"cannot write: {exc.strerror or exc}"))
             continue
@@ -207,6 +214,7 @@ def _fix(linter: Linter, report: CheckReport, args: argparse.Namespace, cache_di
     remaining = linter.check_paths(args.paths, force_exclude=args.force_exclude, jobs=args.jobs,
                                    cache_dir=cache_dir)
     remaining.errors.extend(errors)
+    remaining.notes[:0] = report.notes
     return remaining
 
 
@@ -215,6 +223,35 @@ def _use_color(stream: TextIO) -> bool:
     return stream.isatty() and not os.environ.get("NO_COLOR")
 
 
+class _Terminated(Exception):
+    """SIGTERM arrived."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
 def run() -> None:
-    """Console-script entry point."""
-    raise SystemExit(main())
+    """Console-script entry point. SIGINT (Ctrl-C) and SIGTERM end jaxcheck and its worker processes
+    at once, with exit code 130 or 143 and one line on stderr instead of a traceback; a file being
+    written by --fix is finished first (see :mod:`jaxcheck.analyzer.files`)."""
+    signal.signal(signal.SIGTERM, _raise_terminated)
+    # Workers stopped mid-task leave their queues' semaphores to multiprocessing's resource tracker,
+    # which removes them and would print a UserWarning per run; the tracker inherits these options.
+    sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        _abort(EXIT_INTERRUPTED, "interrupted")
+    except _Terminated:
+        _abort(EXIT_TERMINATED, "terminated")
+    raise SystemExit(code)
+
+
+def _abort(code: int, what: str) -> NoReturn:
+    """End now: stop the workers and exit (the checking thread is a daemon: nothing waits for it)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    terminate_workers()
+    print(f"jaxcheck: {what}", file=sys.stderr)
+    raise SystemExit(code)

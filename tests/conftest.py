@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -35,3 +38,23 @@ def make_package(root: Path, modules: dict[str, str]) -> Path:
     for name, text in modules.items():
         (package / name).write_text(textwrap.dedent(text))
     return root
+
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+
+
+def cli(*args: str, cwd: Path, timeout: float = 120, env: dict[str, str] | None = None,
+        ) -> subprocess.CompletedProcess[str]:
+    """Run `python -m jaxcheck ARGS` in `cwd` in a fresh process, importing this checkout's jaxcheck
+    (`env` defaults to :func:`checkout_environment`); output is decoded with `surrogateescape` (file
+    names need not be UTF-8)."""
+    return subprocess.run(
+        [sys.executable, "-m", "jaxcheck", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+        errors="surrogateescape", env=env or checkout_environment(),
+    )
+
+
+def checkout_environment() -> dict[str, str]:
+    """The environment with this checkout first on PYTHONPATH (so subprocesses test this code)."""
+    paths = [str(REPOSITORY), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}

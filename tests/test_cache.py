@@ -4,15 +4,19 @@ broken entries are misses, and the command line writes it only where asked."""
 from __future__ import annotations
 
 import io
+import json
 import os
+import pickle
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from conftest import make_package
+from conftest import checkout_environment, cli, make_package
 
-from jaxcheck.analyzer.cache import DEFAULT_CACHE_DIR
+from jaxcheck.analyzer.cache import DEFAULT_CACHE_DIR, FORMAT, FORMAT_VERSION
 from jaxcheck.analyzer.config import Configuration
 from jaxcheck.analyzer.engine import CheckReport, Linter
 from jaxcheck.analyzer.progress import ProgressBar
@@ -91,12 +95,85 @@ def test_settings_and_rules_are_part_of_the_key(project: Path, tmp_path: Path):
 def test_corrupt_entries_are_misses(project: Path, tmp_path: Path, garbage: bytes):
     cache = tmp_path / "cache"
     _check(project, cache)
-    entries = list(cache.rglob("*.pickle"))
+    entries = list(cache.rglob("*.json"))
     assert entries
     for entry in entries:
         entry.write_bytes(garbage)
     assert _findings(_check(project, cache)) == [("utils.py", "JAX301", 3)]
     assert all(entry.read_bytes() != garbage for entry in entries)
+
+
+class _Payload:
+    """Unpickling this writes a file: proof that a cache entry ran code."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.write_text, (self.marker, "code ran"))
+
+
+def test_a_crafted_cache_entry_never_runs_code(project: Path, tmp_path: Path):
+    cache = tmp_path / "cache"
+    assert cli("check", "pkg", "--cache-dir", str(cache), "-j", "1", cwd=project).returncode == 1
+    marker = tmp_path / "pwned"
+    payload = pickle.dumps(_Payload(marker))
+    entries = list(cache.rglob("*.json"))
+    assert entries
+    for entry in entries:
+        entry.write_bytes(payload)
+        entry.with_suffix(".pickle").write_bytes(payload)  # the format of earlier versions
+    result = cli("check", "pkg", "--cache-dir", str(cache), "-j", "1", cwd=project)
+    assert result.returncode == 1 and "utils.py:3:" in result.stdout
+    assert not marker.exists()
+    assert f"{cache}: note: ignored {len(entries)} unusable cache entries" in result.stderr
+
+
+def _entries(cache: Path) -> list[tuple[Path, dict]]:
+    return [(path, json.loads(path.read_text())) for path in sorted(cache.rglob("*.json"))]
+
+
+@pytest.mark.parametrize("change", [
+    lambda entry: entry.update(version=entry["version"] + 1),
+    lambda entry: entry.update(format="other"),
+    lambda entry: entry.update(key="0" * 64),
+    lambda entry: entry["outcome"].update(errors="x"),
+    lambda entry: entry["outcome"].update({"@": "os.system"}),
+    lambda entry: entry["outcome"]["diagnostics"].append({"@": "Diagnostic"}),
+    lambda entry: entry["outcome"].update(extra=1),
+])
+def test_entries_that_fail_validation_are_ignored_with_a_note(project: Path, tmp_path: Path, change):
+    cache = tmp_path / "cache"
+    cold = _check(project, cache)
+    entries = _entries(cache)
+    for path, entry in entries:
+        change(entry)
+        path.write_text(json.dumps(entry))
+    warm = _check(project, cache)
+    assert warm.diagnostics == cold.diagnostics and not warm.errors
+    assert warm.notes == [f"{cache}: note: ignored {len(entries)} unusable cache entries (unreadable, corrupt or "
+                          "from another version); the files were checked again"]
+    assert not _check(project, cache).notes  # rewritten
+
+
+def test_entries_are_json_data_that_round_trips(project: Path, tmp_path: Path):
+    cache = tmp_path / "cache"
+    cold = _check(project, cache)
+    entries = _entries(cache)
+    assert entries and all(entry["format"] == FORMAT and entry["version"] == FORMAT_VERSION for _, entry in entries)
+    assert _check(project, cache).diagnostics == cold.diagnostics
+
+
+def test_two_processes_can_share_one_cache_folder(project: Path, tmp_path: Path):
+    cache = tmp_path / "cache"
+    for round in range(2):
+        runs = [subprocess.Popen([sys.executable, "-m", "jaxcheck", "check", "pkg", "--cache-dir", str(cache), "-j", "1"],
+                                 cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 env=checkout_environment()) for _ in range(4)]
+        for run in runs:
+            out, err = run.communicate(timeout=120)
+            assert run.returncode == 1 and "utils.py:3:" in out and "note" not in err, err
+    assert not [p for p in cache.rglob("*") if p.name.endswith(".tmp")]
 
 
 def test_an_unwritable_cache_is_no_error(project: Path, tmp_path: Path):
@@ -112,7 +189,7 @@ def test_cli_caches_in_the_project_root_unless_told_otherwise(project: Path, tmp
     assert main(["check", str(project / "pkg"), "-j", "1"]) == 1
     assert (project / DEFAULT_CACHE_DIR / ".gitignore").read_text() == "*\n"
     assert main(["check", str(project / "pkg"), "--cache-dir", str(tmp_path / "elsewhere")]) == 1
-    assert list((tmp_path / "elsewhere").rglob("*.pickle"))
+    assert list((tmp_path / "elsewhere").rglob("*.json"))
     assert "\r" not in capsys.readouterr().err
 
 

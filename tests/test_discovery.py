@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from jaxcheck.analyzer.discovery import FileFinder, GitIgnore
+import pytest
+
+from jaxcheck.analyzer.discovery import FileFinder
+from jaxcheck.analyzer.gitignore import GitIgnore
 
 
 def _tree(root: Path, files: list[str]) -> None:
@@ -61,3 +65,24 @@ def test_force_exclude_applies_excludes_to_named_files(tmp_path: Path):
     named = [tmp_path / "ignored.py", tmp_path / "gen" / "made.py", tmp_path / "kept.py"]
     assert list(finder.files(named, force_exclude=True)) == [tmp_path / "kept.py"]
     assert len(list(finder.files(named))) == 3
+
+
+_CLASSES = {"[ab]": "[ab]", "[!a]": "[^a/]", "[a-b]": "[a-b]", "[b-a]": "(?!)", "[]a]": "[]a]"}
+
+
+def test_gitignore_glob_matching_agrees_with_a_regular_expression():
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import strategies as st
+
+    pieces = st.sampled_from(["a", "b", "-", "*", "?", *_CLASSES])
+
+    @hypothesis.settings(max_examples=500, deadline=None, database=None)
+    @hypothesis.given(st.lists(pieces, min_size=1, max_size=8), st.text("ab-]", max_size=12))
+    def agree(glob: list[str], name: str) -> None:
+        reference = "".join(_CLASSES.get(p, {"*": "[^/]*", "?": "[^/]"}.get(p, re.escape(p))) for p in glob)
+        expected = re.fullmatch(reference, name) is not None
+        assert (GitIgnore.parse("".join(glob)).verdict(name, False) is True) == expected
+
+    agree()
+    for never in ("[!]", "[]", "[unclosed", "a[b"):
+        assert GitIgnore.parse(never).verdict("a", False) is None

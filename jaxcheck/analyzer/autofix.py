@@ -1,22 +1,24 @@
 """Fixing files: apply fixes until none applies, never leave a file that does not parse, write atomically.
 
 `--fix` applies safe fixes, `--unsafe-fixes` unsafe ones too, `--diff` shows the result without
-writing. A file keeps its encoding, byte-order mark and line endings.
+writing. A file keeps its encoding, byte-order mark, line endings, permission bits, symlinks and hard
+links; a file edited while it was being fixed is left alone, and so is a file whose fixes would bring
+new findings (more findings of some code after fixing than before).
 """
 
 from __future__ import annotations
 
 import codecs
 import difflib
-import os
-import stat
-import tempfile
+import errno
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from jaxcheck.analyzer.diagnostics import Diagnostic, Fix
 from jaxcheck.analyzer.engine import Linter
+from jaxcheck.analyzer.files import read_file, write_through
 from jaxcheck.analyzer.fixes import apply_fixes
 from jaxcheck.analyzer.parsing import ParseFailure, parse_source, run_with_deep_stack
 from jaxcheck.analyzer.source import SourceDecodeError, decode_source
@@ -58,33 +60,31 @@ def fix_files(linter: Linter, diagnostics: Sequence[Diagnostic], unsafe: bool) -
     return [_fix_file(linter, Path(path), [d for d in diagnostics if d.path == path], unsafe) for path in paths]
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Replace `path` with `text` in its own encoding (and BOM), through a temporary file and a rename,
-    keeping the file's permission bits."""
-    data = path.read_bytes()
-    encoding = decode_source(data).encoding
-    encoded = text.encode(encoding)
+def write_fixed(result: FileFix) -> None:
+    """Write a fixed file in its own encoding (and BOM) through :func:`~.files.write_through`: symlinks
+    keep their target, hard links stay linked, permission bits stay. Raises OSError when the file
+    changed since it was fixed (nothing is written then)."""
+    data = read_file(result.path)
+    try:
+        current = decode_source(data)
+    except SourceDecodeError:
+        current = None
+    if current is None or current.text != result.before:
+        raise OSError(errno.EAGAIN, "the file changed while it was being fixed; not written")
+    encoded = result.after.encode(current.encoding)
     if data.startswith(codecs.BOM_UTF8):
         encoded = codecs.BOM_UTF8 + encoded
-    mode = stat.S_IMODE(path.stat().st_mode)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".jaxcheck", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(encoded)
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_through(result.path, encoded)
 
 
 def _fix_file(linter: Linter, path: Path, diagnostics: list[Diagnostic], unsafe: bool) -> FileFix:
     try:
-        decoded = decode_source(path.read_bytes())
+        decoded = decode_source(read_file(path))
     except (OSError, SourceDecodeError) as exc:
         return FileFix(path, "", "", 0, f"cannot read: {exc}")
     before = text = decoded.text
     applied = 0
+    found = Counter(d.code for d in diagnostics)
     for _ in range(MAX_ROUNDS):
         fixes = [fix for d in diagnostics if (fix := fixable(d, unsafe)) is not None]
         if not fixes:
@@ -97,4 +97,8 @@ def _fix_file(linter: Linter, path: Path, diagnostics: list[Diagnostic], unsafe:
         applied += len(fixes)
         text = candidate
         diagnostics = linter.check_file_in_project(path, text.encode(decoded.encoding)).diagnostics
+        added = sorted(code for code, count in Counter(d.code for d in diagnostics).items() if count > found[code])
+        if added:
+            return FileFix(path, before, before, 0,
+                           f"fixing would add new findings ({', '.join(added)}); file left unchanged")
     return FileFix(path, before, text, applied)

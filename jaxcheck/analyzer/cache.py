@@ -1,32 +1,47 @@
-"""A content-addressed cache of per-file results, one pickle file per entry.
+"""A content-addressed cache of per-file results, one JSON file per entry.
 
 A key is a hash of everything a result depends on: the file's bytes, its display path and module name,
-and the run's fingerprint (jaxcheck's version and source files, the settings, the enabled rules). Results linted with a
-project-wide solve are stored under a key that also hashes the solved traces they were linted with.
-Entries are written atomically (temporary file, then `os.replace`); an entry that cannot be read or
-unpickled is a miss, never an error. Entries are our own files, so `pickle` is safe here.
+and the run's fingerprint (jaxcheck's version and source files, the settings, the enabled rules). Results
+linted with a project-wide solve are stored under a key that also hashes the solved traces they were
+linted with.
+
+The cache folder may be shared, or written by someone else, so an entry is data only: JSON read with
+:mod:`.codec`, which builds nothing but the declared result classes. An entry is checked on read (its
+format name, format version, key and every field's type); one that is unreadable, corrupt or from
+another format version is a miss, counted in :attr:`ResultCache.ignored` for a note, never an error.
+Entries are read as regular files only and written atomically (a temporary file in the same folder,
+then a rename that replaces a planted symlink rather than writing through it), so two processes sharing
+the folder never see half an entry; the last writer of a key wins, with equal content.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-import pickle
-import tempfile
+import json
 from collections.abc import Iterable
 from pathlib import Path
 
+from jaxcheck.analyzer.codec import CodecError, decode, encode
+from jaxcheck.analyzer.files import read_file, replace_file
+from jaxcheck.analyzer.outcome import FileOutcome
 
 DEFAULT_CACHE_DIR = ".jaxcheck_cache"
+FORMAT = "jaxcheck-cache"
+FORMAT_VERSION = 1
+"""Bump when the entry layout changes: entries of other versions are then ignored."""
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
+"""Larger entries are not ours (a result is a few kilobytes): ignored without being parsed."""
 
 
 class ResultCache:
-    """Pickled results under `directory`, keyed by :meth:`key`. Write failures are ignored."""
+    """JSON results under `directory`, keyed by :meth:`key`. Write failures are ignored."""
 
     def __init__(self, directory: Path, fingerprint: str) -> None:
         """`fingerprint` identifies the run's version, settings and rules; it is mixed into every key."""
         self.directory = directory
         self.fingerprint = fingerprint
+        self.ignored = 0
+        """How many entries were found but could not be used (unreadable, corrupt, another version)."""
         self._prepared = False
 
     def key(self, display_path: str, module: str, data: bytes) -> str:
@@ -39,29 +54,40 @@ class ResultCache:
         """The key of a file's result linted with a project solve of this `signature` (see `Solution.signature`)."""
         return _hash(key, signature)
 
-    def load(self, key: str) -> object | None:
-        """The entry stored under `key`, or None when missing, unreadable or corrupt."""
-        try:
-            with open(self._path(key), "rb") as stream:
-                return pickle.load(stream)
-        except Exception:  # any unreadable or corrupt entry is a miss
-            return None
-
-    def store(self, key: str, value: object) -> None:
-        """Store `value` under `key` atomically; failures (read-only folder, full disk) are ignored."""
+    def load(self, key: str) -> FileOutcome | None:
+        """The outcome stored under `key`, or None when there is no usable entry."""
         path = self._path(key)
         try:
+            data = read_file(path, MAX_ENTRY_BYTES)
+        except FileNotFoundError:
+            return None
+        except OSError:
+            self.ignored += 1
+            return None
+        try:
+            if len(data) > MAX_ENTRY_BYTES:
+                raise CodecError("entry too large")
+            entry = json.loads(data)
+            if not isinstance(entry, dict) or entry.get("format") != FORMAT:
+                raise CodecError("not a jaxcheck cache entry")
+            if entry.get("version") != FORMAT_VERSION or entry.get("key") != key:
+                raise CodecError("entry of another version or key")
+            outcome: FileOutcome = decode(FileOutcome, entry.get("outcome"))
+            return outcome
+        except (ValueError, TypeError, RecursionError, MemoryError):  # CodecError, JSON errors: ValueErrors
+            self.ignored += 1
+            return None
+
+    def store(self, key: str, outcome: FileOutcome) -> None:
+        """Store `outcome` under `key` atomically; failures (read-only folder, full disk) are ignored."""
+        path = self._path(key)
+        entry = {"format": FORMAT, "version": FORMAT_VERSION, "key": key, "outcome": encode(outcome)}
+        try:
+            text = json.dumps(entry, separators=(",", ":"))
             self._prepare()
             path.parent.mkdir(exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            try:
-                with os.fdopen(handle, "wb") as stream:
-                    pickle.dump(value, stream, protocol=pickle.HIGHEST_PROTOCOL)
-                os.replace(temporary, path)
-            except BaseException:
-                os.unlink(temporary)
-                raise
-        except (OSError, pickle.PicklingError):
+            replace_file(path, text.encode("ascii"))
+        except (OSError, CodecError, RecursionError):
             pass
 
     def _prepare(self) -> None:
@@ -71,18 +97,19 @@ class ResultCache:
         self.directory.mkdir(parents=True, exist_ok=True)
         ignore = self.directory / ".gitignore"
         if not ignore.exists():
-            ignore.write_text("*\n")
+            replace_file(ignore, b"*\n")
         self._prepared = True
 
     def _path(self, key: str) -> Path:
-        return self.directory / key[:2] / f"{key[2:]}.pickle"
+        return self.directory / key[:2] / f"{key[2:]}.json"
 
 
 def fingerprint(version: str, settings_json: str, rule_codes: Iterable[str], noqa: bool) -> str:
     """A run's fingerprint: results of runs with equal fingerprints are interchangeable. It includes
     the size and modification time of jaxcheck's own source files, so editing a rule (in a checkout,
     without a new version) does not serve stale results."""
-    return _hash(version, _source_stamp(), settings_json, ",".join(sorted(rule_codes)), str(noqa))
+    return _hash(version, str(FORMAT_VERSION), _source_stamp(), settings_json, ",".join(sorted(rule_codes)),
+                 str(noqa))
 
 
 def _source_stamp() -> str:
@@ -95,4 +122,5 @@ def _source_stamp() -> str:
 
 
 def _hash(*parts: str) -> str:
-    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+    """A hex digest of `parts`; any string, also a file name that is not valid UTF-8, can be hashed."""
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()

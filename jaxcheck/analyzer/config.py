@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from jaxcheck.analyzer.registry import is_known_selector
+from jaxcheck.analyzer.files import read_file, real_path
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -133,13 +134,13 @@ def find_pyproject(start: Path) -> Path | None:
 
 def load_configuration(config_file: Path | None, start: Path) -> Configuration:
     """Load settings from `config_file`, or from the nearest pyproject.toml above `start`."""
-    path = config_file if config_file is not None else find_pyproject(start.resolve())
+    path = config_file if config_file is not None else find_pyproject(real_path(start))
     if path is None:
-        return Configuration(root=start.resolve() if start.is_dir() else start.resolve().parent)
+        return Configuration(root=real_path(start) if start.is_dir() else real_path(start).parent)
     data = _read_toml(path)
     tool = data.get("tool")
     table = tool.get("jaxcheck", {}) if isinstance(tool, dict) else data
-    return Configuration(settings=parse_settings(table, path), root=path.resolve().parent, source=path)
+    return Configuration(settings=parse_settings(table, path), root=real_path(path).parent, source=path)
 
 
 def parse_settings(table: Any, path: Path | str) -> Settings:
@@ -160,9 +161,10 @@ def parse_settings(table: Any, path: Path | str) -> Settings:
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
+        return tomllib.loads(read_file(path).decode("utf-8"))
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None

@@ -1,119 +1,38 @@
 """Finding the Python files to check: folders are walked honouring `.gitignore` and excludes.
 
 Files named explicitly on the command line are always checked. `.gitignore` files apply to the folder
-they sit in and below (the common subset of git's syntax: `*`, `**`, `?`, `[...]`, leading `/`
-anchors, trailing `/` for folders, `!` negation, `#` comments).
+they sit in and below (:mod:`.gitignore`). A walk never follows a symlinked folder, nor a symlinked
+file that leads out of the walked folder (noted); entries named like Python files that are not regular
+files (FIFOs, dangling links, symlink loops) are yielded, and reading them
+(:func:`~jaxcheck.analyzer.files.read_file`) reports why.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
-import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+from jaxcheck.analyzer.files import real_path
+from jaxcheck.analyzer.gitignore import GitIgnore
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 
 
-@dataclass(frozen=True, slots=True)
-class _IgnoreRule:
-    pattern: re.Pattern[str]
-    negated: bool
-    directory_only: bool
-
-
-class GitIgnore:
-    """The rules of one `.gitignore` file, matched against paths relative to its folder."""
-
-    def __init__(self, rules: Sequence[_IgnoreRule]) -> None:
-        self.rules = tuple(rules)
-
-    @classmethod
-    def read(cls, path: Path) -> GitIgnore:
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return cls(())
-        return cls.parse(text)
-
-    @classmethod
-    def parse(cls, text: str) -> GitIgnore:
-        rules = []
-        for raw in text.splitlines():
-            line = raw.rstrip()
-            if not line or line.startswith("#"):
-                continue
-            negated = line.startswith("!")
-            if negated:
-                line = line[1:]
-            line = line.replace("\\", "")
-            directory_only = line.endswith("/")
-            line = line.rstrip("/")
-            if not line:
-                continue
-            anchored = "/" in line
-            line = line.lstrip("/")
-            rules.append(_IgnoreRule(_glob_to_regex(line, anchored), negated, directory_only))
-        return cls(rules)
-
-    def verdict(self, relative: str, is_dir: bool) -> bool | None:
-        """True (ignored), False (re-included by `!`) or None (no rule matches)."""
-        result: bool | None = None
-        for rule in self.rules:
-            if rule.directory_only and not is_dir:
-                continue
-            if rule.pattern.match(relative):
-                result = not rule.negated
-        return result
-
-
-def _glob_to_regex(glob: str, anchored: bool) -> re.Pattern[str]:
-    parts: list[str] = []
-    index = 0
-    while index < len(glob):
-        char = glob[index]
-        if glob.startswith("**/", index):
-            parts.append("(?:.*/)?")
-            index += 3
-            continue
-        if glob.startswith("**", index):
-            parts.append(".*")
-            index += 2
-            continue
-        if char == "*":
-            parts.append("[^/]*")
-        elif char == "?":
-            parts.append("[^/]")
-        elif char == "[":
-            end = glob.find("]", index + 1)
-            if end == -1:
-                parts.append(re.escape(char))
-            else:
-                body = glob[index + 1 : end].replace("\\", "\\\\")
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                parts.append(f"[{body}]")
-                index = end
-        else:
-            parts.append(re.escape(char))
-        index += 1
-    prefix = "" if anchored else "(?:.*/)?"
-    return re.compile(f"^{prefix}{''.join(parts)}$")
-
-
 class FileFinder:
-    """Yields the Python files under some paths, skipping excluded and git-ignored ones."""
+    """Yields the Python files under some paths, skipping excluded and git-ignored ones, and symlinks
+    that lead out of the folder being walked (one note each in `notes`)."""
 
     def __init__(self, excludes: Sequence[str], root: Path) -> None:
         self.excludes = tuple(excludes)
-        self.root = root.resolve()
+        self.root = real_path(root)
+        self.notes: list[str] = []
         self._gitignores: dict[Path, GitIgnore] = {}
 
     def is_excluded(self, path: Path) -> bool:
         """True when `path` or one of its folders below the root matches an exclude pattern."""
-        resolved = path.resolve()
+        resolved = real_path(path)
         try:
             relative = resolved.relative_to(self.root).as_posix()
         except ValueError:
@@ -134,23 +53,29 @@ class FileFinder:
         (pre-commit passes every staged file by name)."""
         seen: set[Path] = set()
         for path in paths:
-            if path.is_file() and force_exclude and self._skipped(path, False):
+            named = not path.is_dir()
+            if named and force_exclude and self._skipped(path, False):
                 continue
-            candidates = [path] if path.is_file() or not path.exists() else self._walk(path)
-            for candidate in candidates:
-                key = candidate.resolve()
+            for candidate in [path] if named else self._walk(path):
+                key = real_path(candidate)
                 if key not in seen:
                     seen.add(key)
                     yield candidate
 
     def _walk(self, top: Path) -> Iterator[Path]:
+        inside = real_path(top)
         for folder, dirnames, filenames in os.walk(top):
             current = Path(folder)
             dirnames[:] = sorted(d for d in dirnames if not self._skipped(current / d, True))
             for name in sorted(filenames):
                 candidate = current / name
-                if name.endswith(PYTHON_SUFFIXES) and not self._skipped(candidate, False):
-                    yield candidate
+                if not name.endswith(PYTHON_SUFFIXES) or self._skipped(candidate, False):
+                    continue
+                target = real_path(candidate)
+                if candidate.is_symlink() and target != inside and inside not in target.parents:
+                    self.notes.append(f"{candidate}: note: skipped: a symlink to {target}, outside {top}")
+                    continue
+                yield candidate
 
     def _skipped(self, path: Path, is_dir: bool) -> bool:
         if self.is_excluded(path):
@@ -158,7 +83,7 @@ class FileFinder:
         return self._git_ignored(path, is_dir)
 
     def _git_ignored(self, path: Path, is_dir: bool) -> bool:
-        resolved = path.resolve()
+        resolved = real_path(path)
         result: bool | None = None
         for folder in reversed(resolved.parents):
             if folder != self.root and self.root not in folder.parents:

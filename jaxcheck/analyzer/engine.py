@@ -24,6 +24,8 @@ from jaxcheck.analyzer.cache import ResultCache, fingerprint
 from jaxcheck.analyzer.config import Configuration, Settings
 from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, FileError, Fix, Position, Range
 from jaxcheck.analyzer.discovery import FileFinder
+from jaxcheck.analyzer.files import read_file, real_path
+from jaxcheck.analyzer.outcome import FileOutcome
 from jaxcheck.analyzer.parallel import Checker, FileTask
 from jaxcheck.analyzer.parsing import ParseFailure, parse_source, run_with_deep_stack
 from jaxcheck.analyzer.progress import Progress
@@ -35,7 +37,7 @@ from jaxcheck.analyzer.semantics.builder import ModelBuilder
 from jaxcheck.analyzer.semantics.records import ModuleRecords
 from jaxcheck.analyzer.semantics.solver import Solution, solve
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
-from jaxcheck.analyzer.source import SourceDecodeError, decode_source
+from jaxcheck.analyzer.source import SourceDecodeError, decode_source, encode_source, source_lines
 from jaxcheck.analyzer.suppression import Suppressions
 from jaxcheck.analyzer.walker import RuleWalker
 from jaxcheck.version import __version__
@@ -46,11 +48,13 @@ SYNTAX_ERROR_NAME = "syntax-error"
 
 @dataclass
 class CheckReport:
-    """The outcome of a run: findings, files that could not be checked, and how many were read."""
+    """The outcome of a run: findings, files that could not be checked, how many were read, and notes
+    for the user that change nothing in the result (an ignored cache entry)."""
 
     diagnostics: list[Diagnostic] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     files_checked: int = 0
+    notes: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -69,17 +73,6 @@ class _Analysis:
     module: cst.Module
     records: ModuleRecords
     summary: ModuleSummary
-
-
-@dataclass(slots=True)
-class FileOutcome:
-    """One file's result: findings, errors, its summary and how its functions were traced when linted
-    (picklable: it crosses processes and is what the cache stores)."""
-
-    diagnostics: list[Diagnostic]
-    errors: list[FileError]
-    summary: ModuleSummary | None = None
-    signature: str = ""
 
 
 class Linter:
@@ -103,6 +96,8 @@ class Linter:
         except SourceDecodeError as exc:
             return self._syntax_error(display_path, str(exc), exc.line, 0, "")
         parsed = parse_source(text)
+        if isinstance(parsed, ParseFailure) and parsed.valid:
+            return self.failed(display_path, f"cannot analyze line {parsed.line}: {parsed.message}")
         if isinstance(parsed, ParseFailure):
             return self._syntax_error(display_path, parsed.message, parsed.line, parsed.column, text)
         builder = ModelBuilder(module.name, display_path, self.settings.extra_jit_decorators, module.package)
@@ -128,7 +123,7 @@ class Linter:
         errors.extend(walker.errors)
         diagnostics = _located(analysis.display_path, model, context.reports)
         if self.noqa:
-            diagnostics = Suppressions.scan(analysis.text.splitlines()).filter(diagnostics)
+            diagnostics = Suppressions.scan(source_lines(analysis.text)).filter(diagnostics)
         return FileOutcome(diagnostics, errors, analysis.summary, solution.signature(analysis.summary))
 
     def check_file(self, display_path: str, data: bytes, module: ModuleName,
@@ -162,13 +157,13 @@ class Linter:
         diagnostic = Diagnostic(path, Range(start, start), SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, message)
         if not self.noqa:
             return FileOutcome([diagnostic], [])
-        return FileOutcome(Suppressions.scan(text.splitlines()).filter([diagnostic]), [])
+        return FileOutcome(Suppressions.scan(source_lines(text)).filter([diagnostic]), [])
 
     def _per_file_ignores(self, display_path: str) -> tuple[str, ...]:
         table = self.settings.per_file_ignores
         if not table:
             return ()
-        path = Path(display_path).resolve()
+        path = real_path(Path(display_path))
         try:
             relative = path.relative_to(self.configuration.root).as_posix()
         except ValueError:
@@ -212,6 +207,7 @@ class Linter:
             if data is not None:
                 tasks[path] = FileTask(str(path), data, module_name_for(path))
         report.files_checked = len(tasks)
+        report.notes.extend(finder.notes)  # before the importer scan, which walks folders not given
         keys = {path: cache.key(t.display_path, repr(t.module), t.data) for path, t in tasks.items()} \
             if cache is not None else None
         with Checker(self, jobs) as checker:
@@ -241,6 +237,10 @@ class Linter:
             report.diagnostics.extend(outcome.diagnostics)
             report.errors.extend(outcome.errors)
         report.diagnostics = _deduplicated(report.diagnostics)
+        if cache is not None and cache.ignored:
+            report.notes.append(f"{cache.directory}: note: ignored {cache.ignored} unusable cache entr"
+                                f"{'y' if cache.ignored == 1 else 'ies'} (unreadable, corrupt or from another "
+                                "version); the files were checked again")
         return report
 
     def _outcomes(self, checker: Checker, tasks: dict[Path, FileTask], solution: Solution | None,
@@ -251,7 +251,7 @@ class Linter:
         cached: dict[Path, FileOutcome] = {}
         if cache is not None and keys is not None:
             for path in tasks:
-                if isinstance(entry := cache.load(keys[path]), FileOutcome):
+                if (entry := cache.load(keys[path])) is not None:
                     cached[path] = entry
         missing = [path for path in tasks if path not in cached]
         if progress is not None:
@@ -274,8 +274,8 @@ class Linter:
         """Summaries of project modules outside the checked set that import a checked module. Texts and
         summaries are kept per process while files are unchanged, so checking many files one by one
         (flake8, pre-commit) reads the project once."""
-        known = {path.resolve() for path in checked}
-        texts = project_texts(p for p in (path.resolve() for path in finder.files([root])) if p not in known)
+        known = {real_path(path) for path in checked}
+        texts = project_texts(p for p in (real_path(path) for path in finder.files([root])) if p not in known)
         candidates = {path: (module, text) for path, (_, module, text) in texts.items()}
         summaries = []
         for path in importers_of((m.name for m in checked.values()), candidates, known):
@@ -283,7 +283,7 @@ class Linter:
             key = (path, stamp, self.settings.extra_jit_decorators)
             summary = _IMPORTER_SUMMARIES.get(key)
             if summary is None:
-                analysis = self.analyze(str(path), text.encode(), module)
+                analysis = self.analyze(str(path), encode_source(text), module)
                 if not isinstance(analysis, _Analysis):
                     continue
                 summary = _IMPORTER_SUMMARIES[key] = analysis.summary
@@ -337,7 +337,7 @@ def _nothing() -> None:
 
 def _read(path: Path, report: CheckReport) -> bytes | None:
     try:
-        return path.read_bytes()
+        return read_file(path)
     except OSError as exc:
         report.errors.append(FileError(str(path), f"cannot read: {exc.strerror or exc}"))
         return None

@@ -1,30 +1,31 @@
 """Checking files in worker processes.
 
 Workers are started with the `spawn` method (safe whatever threads the parent runs) and receive the
-:class:`Linter` once, when they start; a task is one file, plus the pickled project solution for
+linter once, when they start; a task is one file, plus the pickled project solution for
 re-lints (unpickled once per worker per solve). Small runs stay in-process: starting a worker costs
 more than checking a few files. A worker that dies (a crash in native code, the OOM killer) loses no
 other file: the files it left unfinished are checked again one at a time in a fresh worker, and only
 the file that kills that worker too is reported as a :class:`FileError`.
+
+Workers ignore SIGINT (Ctrl-C reaches the whole process group): the parent decides, and
+:func:`terminate_workers` ends them when it is interrupted or terminated.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import pickle
+import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from itertools import count
 from types import TracebackType
-from typing import TYPE_CHECKING
 
+from jaxcheck.analyzer.outcome import FileLinter, FileOutcome
 from jaxcheck.analyzer.project import ModuleName
 from jaxcheck.analyzer.semantics.solver import Solution
-
-if TYPE_CHECKING:
-    from jaxcheck.analyzer.engine import FileOutcome, Linter
 
 MIN_FILES_PER_WORKER = 8
 """A pool is started only when every worker gets at least this many files."""
@@ -48,12 +49,12 @@ _PackedSolution = tuple[int, bytes]
 
 
 class Checker:
-    """Runs :meth:`Linter.check_file` over tasks with up to `jobs` worker processes.
+    """Runs :meth:`FileLinter.check_file` over tasks with up to `jobs` worker processes.
 
     Use it as a context manager: the pool, started on first need, is shut down on exit.
     """
 
-    def __init__(self, linter: Linter, jobs: int) -> None:
+    def __init__(self, linter: FileLinter, jobs: int) -> None:
         self.linter = linter
         self.jobs = jobs
         self._pool: ProcessPoolExecutor | None = None
@@ -133,13 +134,20 @@ class Checker:
         return ProcessPoolExecutor(workers, multiprocessing.get_context("spawn"), _initialize, (self.linter,))
 
 
+def terminate_workers() -> None:
+    """Send SIGTERM to every worker process this process started (on SIGINT or SIGTERM)."""
+    for child in multiprocessing.active_children():
+        child.terminate()
+
+
 # ------------------------------------------------------------------------------- worker side
-_linter: Linter | None = None
+_linter: FileLinter | None = None
 _solution: tuple[int, Solution] | None = None
 
 
-def _initialize(linter: Linter) -> None:
+def _initialize(linter: FileLinter) -> None:
     global _linter
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _linter = linter
 
 

@@ -8,13 +8,27 @@ input. Two guards make parsing total:
    20,000-term sum) with a catchable SyntaxError, RecursionError or MemoryError.
 2. Everything else runs on a worker thread with a large stack (see :func:`run_with_deep_stack`), so
    inputs CPython accepts but LibCST nests deeply (a 10,000-term ``and`` chain) parse too.
+
+The host's parser is not the judge of newer syntax: when the Python running jaxcheck is older than
+the grammar LibCST knows (PEP 695 `type X = ...` and PEP 701 f-strings on 3.10/3.11), a SyntaxError
+that is not a nesting limit is checked again with LibCST, and code LibCST parses is analysed. Valid
+code LibCST cannot parse is parsed simplified: the middle literals of runs of more than about 3,000
+adjacent string literals blanked out, tabs in indentation written as one space each, a line
+continuation into the end of the file or from a line holding nothing else dropped (positions
+unchanged), and indentation that a form feed
+resets written without it (columns on that line shift); what still fails is a ParseFailure marked `valid`,
+an error of the tool rather than a JAX001 finding.
 """
 
 from __future__ import annotations
 
 import ast
+import io
+import re
 import sys
 import threading
+import tokenize
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -29,25 +43,75 @@ rejects deeper ones itself, but 3.10 accepts them. Only files with a very long l
 LONG_LINE = 2000
 CPYTHON_RECURSION_LIMIT = 1000
 """CPython's default limit: the gate rejects exactly what a default interpreter rejects."""
+NEWEST_GRAMMAR = (3, 14)
+"""The newest Python grammar LibCST parses: on older hosts a host SyntaxError is not final."""
+_NESTING_LIMIT = re.compile(r"too (?:many|complex|deeply|large)|null bytes")
+"""Host parser errors that are limits, not grammar: final on any host (LibCST may crash on such input)."""
+MAX_BRACKET_DEPTH = 200
+"""CPython's tokenizer limit; deeper text is never handed to LibCST without the host's approval."""
+_FORM_FEED_INDENT = re.compile(r"^[ \t\f]*\f", re.MULTILINE)
+"""Indentation up to its last form feed: CPython restarts counting columns there, LibCST does not."""
+_TAB_INDENT = re.compile(r"^[ \t]*\t[ \t]*", re.MULTILINE)
+"""Indentation with tabs. CPython accepts it when counting a tab as 1 column and as up to 8 columns
+give the same blocks; LibCST also wants each block's indentation to start with the enclosing one's
+(`  ` then `\\t    ` fails). One space per character is the count-as-1 reading: same blocks, same
+columns."""
+_BLANK_CONTINUATION = re.compile(r"^([ \t]*)\\(?=(?:\r\n|\r|\n)\1[^ \t\r\n])", re.MULTILINE)
+"""A line that is only a backslash continuation, followed by a line indented the same: the same code
+as a blank line there, which LibCST (unlike CPython) wants."""
+_TRAILING_CONTINUATION = re.compile(r"\\(?=(?:\r\n|\r|\n)[ \t\f\r\n]*\Z)")
+"""A backslash continuing the last line into the end of the file (CPython accepts it before \\r\\n)."""
+MAX_STRING_RUN = 1000
+"""Runs of adjacent string literals longer than this are shortened for LibCST (it fails near 3,000)."""
 
 T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
 class ParseFailure:
-    """Why a source text could not be parsed: a one-line message and the 1-based line/0-based column."""
+    """Why a source text could not be parsed: a one-line message and the 1-based line/0-based column.
+    `valid` marks code CPython accepts that could still not be analysed (a limit of the tool)."""
 
     message: str
     line: int
     column: int
+    valid: bool = False
 
 
 def parse_source(text: str) -> cst.Module | ParseFailure:
     """Parse `text`; return the module, or a ParseFailure for anything CPython or LibCST rejects."""
+    tree = _host_parse(text)
+    if isinstance(tree, ParseFailure):
+        if sys.version_info >= NEWEST_GRAMMAR or _NESTING_LIMIT.search(tree.message) \
+                or _bracket_depth(text) > MAX_BRACKET_DEPTH:
+            return tree
+        newer = _libcst_parse(text)  # the code may use syntax newer than this Python's
+        return newer if isinstance(newer, cst.Module) else tree
+    if max(map(len, text.splitlines()), default=0) > LONG_LINE and _depth(tree) > MAX_EXPRESSION_DEPTH:
+        return ParseFailure("syntax error: expression too deeply nested to analyze", 1, 0)
+    parsed = _libcst_parse(text)
+    if isinstance(parsed, ParseFailure):
+        simplified = _shorten_string_runs(text)
+        simplified = _FORM_FEED_INDENT.sub("", simplified)
+        simplified = _TAB_INDENT.sub(lambda match: " " * len(match.group()), simplified)
+        simplified = _TRAILING_CONTINUATION.sub(" ", simplified)
+        simplified = _BLANK_CONTINUATION.sub(r"\1 ", simplified)
+        if simplified != text:
+            parsed = _libcst_parse(simplified)
+    if isinstance(parsed, ParseFailure):
+        return ParseFailure(f"valid Python that LibCST cannot parse ({parsed.message})", parsed.line, parsed.column,
+                            valid=True)
+    return parsed
+
+
+def _host_parse(text: str) -> ast.Module | ParseFailure:
+    """CPython's parser, under CPython's default recursion limit."""
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(CPYTHON_RECURSION_LIMIT)
     try:
-        tree = ast.parse(text)
+        with warnings.catch_warnings():  # SyntaxWarnings about the checked code are not ours to print
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
     except SyntaxError as exc:
         line = exc.lineno or 1
         column = max((exc.offset or 1) - 1, 0)
@@ -59,14 +123,52 @@ def parse_source(text: str) -> cst.Module | ParseFailure:
         return ParseFailure(f"syntax error: {exc}", 1, 0)
     finally:
         sys.setrecursionlimit(limit)
-    if max(map(len, text.splitlines()), default=0) > LONG_LINE and _depth(tree) > MAX_EXPRESSION_DEPTH:
-        return ParseFailure("syntax error: expression too deeply nested to analyze", 1, 0)
+
+
+def _bracket_depth(text: str) -> int:
+    """The deepest nesting of brackets in `text`, counting those in strings and comments too (an
+    over-estimate is safe: it only keeps a host SyntaxError final)."""
+    depth = deepest = 0
+    for match in re.finditer(r"[][(){}]", text):
+        depth = depth + 1 if match.group() in "([{" else max(depth - 1, 0)
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _libcst_parse(text: str) -> cst.Module | ParseFailure:
     try:
         return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         return ParseFailure(f"syntax error: {exc.message}", exc.raw_line, exc.raw_column)
+    except cst.CSTValidationError as exc:  # parsed, but a node is invalid (a name that is no identifier)
+        return ParseFailure(f"syntax error: {exc}", 1, 0)
     except RecursionError:
         return ParseFailure("syntax error: expression too deeply nested for LibCST", 1, 0)
+
+
+def _shorten_string_runs(text: str) -> str:
+    """`text` with the middle literals of each run of more than MAX_STRING_RUN adjacent string literals
+    replaced by spaces (line breaks kept), so every other position is unchanged. Only for text the
+    host parser accepted, so the host tokenizer reads it."""
+    lines = io.StringIO(text).readlines()  # the lines tokenize numbers
+    runs: list[list[tokenize.TokenInfo]] = [[]]
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.STRING:
+                runs[-1].append(token)
+            elif token.type not in (tokenize.NL, tokenize.COMMENT):
+                runs.append([])
+    except (tokenize.TokenError, SyntaxError):
+        return text
+    for run in runs:
+        for token in run[1:-1] if len(run) > MAX_STRING_RUN else ():
+            (start_line, start_column), (end_line, end_column) = token.start, token.end
+            for number in range(start_line, end_line + 1):
+                line = lines[number - 1]
+                first = start_column if number == start_line else 0
+                last = end_column if number == end_line else len(line.rstrip("\r\n"))
+                lines[number - 1] = line[:first] + " " * (last - first) + line[last:]
+    return "".join(lines)
 
 
 def _depth(tree: ast.AST) -> int:
@@ -98,7 +200,8 @@ def run_with_deep_stack(function: Callable[[], T]) -> T:
     previous_limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(previous_limit, DEEP_RECURSION_LIMIT))
     try:
-        worker = threading.Thread(target=target, name="jaxcheck-deep-stack")
+        # A daemon: when a signal ends the caller's wait, the process can exit without finishing it.
+        worker = threading.Thread(target=target, name="jaxcheck-deep-stack", daemon=True)
         worker.start()
         worker.join()
     finally:

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from jaxcheck.analyzer.files import read_file, real_path
 from jaxcheck.analyzer.source import SourceDecodeError, decode_source
 
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+([^#\n]+)|import[ \t]+([^#\n]+))", re.M)
@@ -27,7 +28,7 @@ class ModuleName:
 
 def module_name_for(path: Path) -> ModuleName:
     """Derive the module name by climbing the folders that have an `__init__.py`."""
-    path = path.resolve()
+    path = real_path(path)
     stem = path.stem
     parts: list[str] = [] if stem == "__init__" else [stem]
     folder = path.parent
@@ -43,7 +44,7 @@ def module_name_for(path: Path) -> ModuleName:
 
 def project_root(start: Path) -> Path:
     """The nearest folder at or above `start` holding `.git` or `pyproject.toml` (else `start`'s folder)."""
-    start = start.resolve()
+    start = real_path(start)
     folder = start if start.is_dir() else start.parent
     for candidate in (folder, *folder.parents):
         if (candidate / ".git").exists() or (candidate / "pyproject.toml").is_file():
@@ -93,7 +94,7 @@ def project_texts(paths: Iterable[Path]) -> dict[Path, tuple[Stamp, ModuleName, 
         known = _TEXTS.get(path)
         if known is None or known[0] != stamp:
             try:
-                known = (stamp, module_name_for(path), decode_source(path.read_bytes()).text)
+                known = (stamp, module_name_for(path), decode_source(read_file(path)).text)
             except (OSError, SourceDecodeError):
                 continue
             _TEXTS[path] = known

@@ -8,6 +8,9 @@ from dataclasses import dataclass
 
 _CODING_RE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 _BLANK_OR_COMMENT_RE = re.compile(rb"^[ \t\f]*(?:[#\r\n]|$)")
+# Python's own line breaks: str.splitlines() also splits on \f, \v, \x1c-\x1e, \x85, U+2028/9 and
+# would shift line numbers.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 class SourceDecodeError(ValueError):
@@ -24,6 +27,11 @@ class DecodedSource:
 
     text: str
     encoding: str
+
+
+def source_lines(text: str) -> list[str]:
+    """Split decoded source text into physical lines the way Python's tokenizer numbers them."""
+    return _LINE_BREAK.split(text)
 
 
 def declared_encoding(data: bytes) -> str | None:
@@ -51,6 +59,8 @@ def decode_source(data: bytes) -> DecodedSource:
         codec = codecs.lookup(encoding)
     except LookupError:
         raise SourceDecodeError(f"unknown encoding {encoding!r} in coding declaration") from None
+    if not getattr(codec, "_is_text_encoding", True):  # rot13, hex, base64, zlib: CPython refuses them too
+        raise SourceDecodeError(f"encoding problem: {encoding!r} is not a text encoding")
     if has_bom and codec.name != "utf-8":
         raise SourceDecodeError(f"encoding problem: {encoding} with a UTF-8 BOM")
     try:
@@ -62,4 +72,15 @@ def decode_source(data: bytes) -> DecodedSource:
             "save the file as UTF-8 or declare its encoding (PEP 263)",
             line,
         ) from None
+    except (UnicodeError, LookupError) as exc:  # codecs such as 'undefined' or 'punycode' fail otherwise
+        raise SourceDecodeError(f"encoding problem: cannot decode as {codec.name}: {exc}") from None
     return DecodedSource(text=text, encoding=codec.name)
+
+
+def encode_source(text: str) -> bytes:
+    """Bytes that :func:`decode_source` turns back into `text`: the text in its declared encoding
+    (UTF-8 when none is declared, or when the declared one cannot encode it)."""
+    try:
+        return text.encode(declared_encoding(text.encode("utf-8", "surrogatepass")) or "utf-8")
+    except (LookupError, UnicodeError):
+        return text.encode("utf-8", "surrogatepass")

@@ -165,7 +165,8 @@ class CheckedFunction:
                        f"again here; both draws give correlated numbers")
             reporter.emit(diagnostic("JAX401", lines[1], message, "split it first: `key, sub = jax.random.split(key)`"))
         consumed = key_reuse.consumed_inputs(closed)
-        positions, index = [], 0
+        positions: list[tuple[int | str, int | None]] = []
+        index = 0
         dynamic = self._dynamic_arguments(args, kwargs)
         for position, value in dynamic:
             leaves = jax.tree_util.tree_leaves(value)

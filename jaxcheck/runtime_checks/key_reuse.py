@@ -78,7 +78,7 @@ def is_key(value: Any) -> bool:
     dtype = getattr(value, "dtype", None)
     if dtype is None:
         return False
-    if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+    if jax.numpy.issubdtype(dtype, jax.dtypes.prng_key):
         return True
     return str(dtype) == "uint32" and tuple(getattr(value, "shape", ()))[-1:] == (2,)
 

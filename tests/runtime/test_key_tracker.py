@@ -10,7 +10,7 @@ from jaxcheck.runtime_checks.key_reuse import KeyTracker
 def test_second_consumption_of_the_same_key_object_is_found():
     tracker, key = KeyTracker(), jax.random.key(0)
     assert tracker.track(key, "a.py", 3) is None
-    assert tracker.track(key, "a.py", 9) == ("a.py", 3)
+    assert tracker.track(key, "a.py", 9) == ("a.py", 3)  # noqa: JAX401 (the reuse under test)
 
 
 def test_an_equal_key_that_is_another_object_is_not_a_reuse():

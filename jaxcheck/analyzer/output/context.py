@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jaxcheck.analyzer.source import SourceDecodeError, decode_source
-
-# Python's own line breaks: str.splitlines() also splits on \f, \x1c, \u2028, ... and would shift lines.
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+from jaxcheck.analyzer.files import read_file
+from jaxcheck.analyzer.source import SourceDecodeError, decode_source, source_lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,17 +21,12 @@ class OutputContext:
 PLAIN = OutputContext()
 
 
-def source_lines(text: str) -> list[str]:
-    """Split decoded source text into lines the way the tokenizer numbers them."""
-    return _LINE_BREAK.split(text)
-
-
 def read_sources(paths: Iterable[str]) -> dict[str, list[str]]:
     """Read and decode each path once; a file that cannot be read or decoded is left out."""
     sources: dict[str, list[str]] = {}
     for path in sorted(set(paths)):
         try:
-            sources[path] = source_lines(decode_source(Path(path).read_bytes()).text)
+            sources[path] = source_lines(decode_source(read_file(Path(path))).text)
         except (OSError, SourceDecodeError):
             continue
     return sources

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path, PurePath
 from urllib.parse import quote
@@ -25,7 +26,7 @@ SARIF_VERSION = "2.1.0"
 def format_sarif(diagnostics: Sequence[Diagnostic], context: OutputContext = PLAIN) -> str:
     """A SARIF log with one run; `ruleIndex` points into `tool.driver.rules` (`context` is unused)."""
     rules = [_rule_descriptor(rule) for rule in all_rules()]
-    index = {rule["id"]: position for position, rule in enumerate(rules)}
+    index = {str(rule["id"]): position for position, rule in enumerate(rules)}
     run = {
         "tool": {"driver": {"name": "jaxcheck", "informationUri": PROJECT_URL, "version": __version__, "rules": rules}},
         "columnKind": "unicodeCodePoints",
@@ -36,10 +37,12 @@ def format_sarif(diagnostics: Sequence[Diagnostic], context: OutputContext = PLA
 
 
 def artifact_uri(path: str) -> str:
-    """A relative path as a relative POSIX URI reference (`src/a%20b.py`); an absolute one as `file://`."""
+    """A relative path as a relative POSIX URI reference (`src/a%20b.py`); an absolute one as `file://`.
+    The path's bytes are percent-encoded, so a name that is not valid UTF-8 gives a valid URI too."""
+    posix = PurePath(path).as_posix()
     if Path(path).is_absolute():
-        return Path(path).as_uri()
-    return quote(PurePath(path).as_posix().removeprefix("./"))
+        return "file://" + quote(os.fsencode(posix))
+    return quote(os.fsencode(posix.removeprefix("./")))
 
 
 def _rule_descriptor(rule: type[Rule]) -> dict[str, object]:

@@ -18,6 +18,9 @@ from jaxcheck.analyzer.output.concise import summary
 from jaxcheck.analyzer.output.context import PLAIN, OutputContext
 
 TAB_SIZE = 4
+SNIPPET_WIDTH = 160
+"""Longer source lines are shown as a window around the finding: output stays linear in the input
+even when one long line holds thousands of findings."""
 _BOLD, _RED, _BLUE, _RESET = "\x1b[1m", "\x1b[31m", "\x1b[34m", "\x1b[0m"
 
 
@@ -43,10 +46,17 @@ def _block(diagnostic: Diagnostic, context: OutputContext) -> str:
         stop = end.column if end.line == start.line else len(line)
         indent = len(line[: start.column].expandtabs(TAB_SIZE))
         width = max(1, len(line[:stop].expandtabs(TAB_SIZE)) - indent)
+        shown = line.expandtabs(TAB_SIZE)
+        if len(shown) > SNIPPET_WIDTH:
+            left = max(0, indent - SNIPPET_WIDTH // 4)
+            cut = shown[left : left + SNIPPET_WIDTH]
+            shown = ("..." if left else "") + cut + ("..." if left + SNIPPET_WIDTH < len(shown) else "")
+            indent += (3 if left else 0) - left
+            width = max(1, min(width, SNIPPET_WIDTH - (indent - (3 if left else 0))))
         gutter = _paint(" " * len(number) + " |", _BLUE, color)
         lines += [
             gutter,
-            f"{_paint(number + ' |', _BLUE, color)} {line.expandtabs(TAB_SIZE)}".rstrip(),
+            f"{_paint(number + ' |', _BLUE, color)} {shown}".rstrip(),
             f"{gutter} {' ' * indent}{_paint('^' * width, _BOLD + _RED, color)}",
             gutter,
         ]

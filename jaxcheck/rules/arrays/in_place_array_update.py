@@ -152,8 +152,10 @@ def _fix(target: cst.Subscript, method: str, value: str, statement: cst.BaseSmal
     """`x = x.at[i].method(value)` for a name `x`; `x = x.at[i, j]...` for `x[i][j]` (unsafe)."""
     array, elements = target.value, list(target.slice)
     applicability: Applicability = "safe"
-    if isinstance(array, cst.Subscript) and all(isinstance(e.slice, cst.Index) for e in array.slice):
-        array, elements, applicability = array.value, [*array.slice, *elements], "unsafe"
+    if isinstance(array, cst.Subscript):
+        outer = list(array.slice)
+        if all(isinstance(e.slice, cst.Index) for e in outer):
+            array, elements, applicability = array.value, [*outer, *elements], "unsafe"
     if not isinstance(array, cst.Name):
         return None
     name = array.value

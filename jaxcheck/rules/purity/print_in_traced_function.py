@@ -196,11 +196,12 @@ def _format_piece(value: cst.BaseExpression, values: list[str]) -> str | None:
                 # Text keeps its `{{`/`}}` escapes, which mean the same in a format string.
                 parts.append(ast.literal_eval(f"{literal_prefix}{value.quote}{part.value}{value.quote}"))
                 continue
+            assert isinstance(part, cst.FormattedStringExpression)
             if part.equal is not None or (part.format_spec and any(
                     isinstance(spec, cst.FormattedStringExpression) for spec in part.format_spec)):
                 return None
             conversion = f"!{part.conversion}" if part.conversion else ""
-            spec = "".join(spec.value for spec in part.format_spec or ())  # type: ignore[union-attr]
+            spec = "".join(spec.value for spec in part.format_spec or () if isinstance(spec, cst.FormattedStringText))
             parts.append("{" + conversion + (f":{spec}" if spec else "") + "}")
             values.append(codegen.argument(part.expression))
         return "".join(parts)

@@ -128,12 +128,12 @@ class PythonBranchOnTracer(Rule):
         self._check_test(node.test, _CONSTRUCTS[cst.Assert])
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
-        if id(node) not in self._checked:  # outside a test only the left operand is converted
-            self._check_operand(node.left, f"`{_keyword(node)}`")
+        if id(node) not in self._checked:  # outside a test the last operand is returned, not converted
+            self._check_converted(node, None, f"`{_keyword(node)}`")
 
     def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
         if isinstance(node.operator, cst.Not) and id(node) not in self._checked:
-            self._check_operand(node.expression, "`not`")
+            self._check_converted(node, None, "`not`")
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         """`lo < v <= hi` is `lo < v and v <= hi`: Python converts the first comparison to bool."""
@@ -161,18 +161,27 @@ class PythonBranchOnTracer(Rule):
 
     def _check_test(self, test: cst.BaseExpression, construct: str) -> None:
         """A test is converted with `bool()` operand by operand through `and`/`or`/`not`."""
-        for operand in self._operands(test):
-            if self._check_operand(operand, construct):
-                return
+        self._check_converted(test, construct, construct)
 
-    def _operands(self, test: cst.BaseExpression) -> list[cst.BaseExpression]:
-        if isinstance(test, cst.BooleanOperation):
-            self._checked.add(id(test))
-            return [*self._operands(test.left), *self._operands(test.right)]
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            self._checked.add(id(test))
-            return self._operands(test.expression)
-        return [test]
+    def _check_converted(self, root: cst.BaseExpression, construct: str | None, label: str) -> None:
+        """Report the first operand of the `and`/`or`/`not` tree at `root` that Python converts to bool
+        while the value is traced: one finding per tree, however long the chain. With `construct`
+        (a test) every operand is converted and named after it; in a value, an operand is converted
+        when it is left of an `and`/`or` or under `not`, and named after that operator. Iterative:
+        chains may be thousands of operands long."""
+        stack: list[tuple[cst.BaseExpression, bool, str]] = [(root, construct is not None, label)]
+        while stack:
+            node, converted, name = stack.pop()
+            if isinstance(node, cst.BooleanOperation):
+                self._checked.add(id(node))
+                keyword = construct or f"`{_keyword(node)}`"
+                stack.append((node.right, converted, name))
+                stack.append((node.left, True, keyword))
+            elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+                self._checked.add(id(node))
+                stack.append((node.expression, True, construct or "`not`"))
+            elif converted and self._check_operand(node, name):
+                return
 
     def _check_operand(self, operand: cst.BaseExpression, construct: str) -> bool:
         if not self.model.is_traced(operand) or self.model.is_python_container(operand):

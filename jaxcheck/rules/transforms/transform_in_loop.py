@@ -136,7 +136,8 @@ class TransformInLoop(Rule):
         self._check(node, self.model.transform_site(node), self.model.is_called_immediately(node))
 
     def visit_Decorator(self, node: cst.Decorator) -> None:
-        self._check(node, self.model.transform_site(node), called=False)
+        site = self.model.transform_site(node)  # type: ignore[arg-type]  # decorators are recorded too (issue 9)
+        self._check(node, site, called=False)
 
     def _check(self, node: cst.CSTNode, site: TransformSite | None, called: bool) -> None:
         if site is None or site.origin is None or not site.caches:

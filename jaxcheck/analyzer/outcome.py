@@ -1,0 +1,38 @@
+"""What checking one file produces, and what a worker needs of the linter: shared by the engine, the
+worker pool and the cache, so none of them imports another."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from jaxcheck.analyzer.diagnostics import Diagnostic, FileError
+from jaxcheck.analyzer.project import ModuleName
+from jaxcheck.analyzer.semantics.solver import Solution
+from jaxcheck.analyzer.semantics.summary import ModuleSummary
+
+
+@dataclass(slots=True)
+class FileOutcome:
+    """One file's result: findings, errors, its summary and the signature of the project solve it was
+    linted with (see `Solution.signature`; plain data: it crosses processes, the cache stores it as JSON)."""
+
+    diagnostics: list[Diagnostic]
+    errors: list[FileError]
+    summary: ModuleSummary | None = None
+    signature: str = ""
+
+
+class FileLinter(Protocol):
+    """The part of the linter that checks single files (what worker processes run)."""
+
+    def check_file(self, display_path: str, data: bytes, module: ModuleName,
+                   solution: Solution | None = None) -> FileOutcome:
+        """Analyse and lint one file; without `solution`, solve it on its own."""
+
+    def check_isolated(self, display_path: str, data: bytes, module: ModuleName,
+                       solution: Solution | None = None) -> FileOutcome:
+        """:meth:`check_file`, with any exception turned into the file's error."""
+
+    def failed(self, display_path: str, message: str) -> FileOutcome:
+        """The outcome of a file that could not be checked."""
