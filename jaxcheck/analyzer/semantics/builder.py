@@ -206,8 +206,8 @@ class ModelBuilder(TraceRootReader):
     def _suite(self, suite: cst.BaseSuite) -> None:
         if isinstance(suite, cst.IndentedBlock):
             self._block(suite.body)
-        else:
-            self._small_statements(suite.body)  # type: ignore[attr-defined]
+        elif isinstance(suite, cst.SimpleStatementSuite):
+            self._small_statements(suite.body)
 
     @property
     def _function_key(self) -> str:
@@ -441,14 +441,22 @@ class ModelBuilder(TraceRootReader):
         assert isinstance(node, cst.For)
         element = self._iteration_value(node.iter, self._eval(node.iter))
         with self._in_loop(node):
-            self._loop(lambda: (self._bind(node.target, element), self._suite(node.body)))
+            def iteration() -> None:
+                self._bind(node.target, element)
+                self._suite(node.body)
+
+            self._loop(iteration)
         if node.orelse is not None:
             self._suite(node.orelse.body)
 
     def _while(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.While)
         with self._in_loop(node):
-            self._loop(lambda: (self._eval(node.test), self._suite(node.body)))
+            def iteration() -> None:
+                self._eval(node.test)
+                self._suite(node.body)
+
+            self._loop(iteration)
         if node.orelse is not None:
             self._suite(node.orelse.body)
 
@@ -470,7 +478,8 @@ class ModelBuilder(TraceRootReader):
             self._suite(node.body)
         self._join_env(before)
         after_body = dict(self._env)
-        for index, handler in enumerate(node.handlers, start=1):
+        handlers: Sequence[cst.ExceptHandler | cst.ExceptStarHandler] = node.handlers
+        for index, handler in enumerate(handlers, start=1):
             self._swap_env(dict(after_body))
             if handler.type is not None:
                 self._eval(handler.type)
@@ -1084,10 +1093,10 @@ class ModelBuilder(TraceRootReader):
             self._transform_call(node, transform)
             return UNKNOWN
         if name in jax_api.HOST_CALLBACKS or name in jax_api.REF_KERNEL_CALLS:
-            kind = self.records.host_functions if name in jax_api.HOST_CALLBACKS else self.records.ref_kernels
+            registry = self.records.host_functions if name in jax_api.HOST_CALLBACKS else self.records.ref_kernels
             callee = self._callable_key(argument(node, 0, ("callback", "f", "kernel", "body")))
             if callee is not None:
-                kind.add(callee)
+                registry.add(callee)
         if name in jax_api.CONCRETE_RESULT_CALLS:
             return UNKNOWN
         if name in jax_api.CONSTANT_COLLECTIVES and args and not args[0].deps:
@@ -1221,18 +1230,18 @@ class ModelBuilder(TraceRootReader):
         if self._method_key(target) is not None:
             return CallableOrigin("method", ())  # `self.method`: a new bound method on every evaluation
         method = isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
-        name = target.value if method else target  # type: ignore[union-attr]
+        name = target.value if isinstance(target, cst.Attribute) and method else target
         if not isinstance(name, cst.Name):
             return None
         owner = self._owner(name.value)
         if owner is None or owner is not self.scope.function_scope():
             return None
-        origin = self.records.history.origin_of(owner.key, name.value)
-        if origin is None:
+        created = self.records.history.origin_of(owner.key, name.value)
+        if created is None:
             return None
         if method:
-            return CallableOrigin("method", origin.loops)
-        return origin if origin.kind != "value" else None
+            return CallableOrigin("method", created.loops)
+        return created if created.kind != "value" else None
 
     def _lax_call(self, node: cst.Call, name: str, args: list[Value]) -> None:
         slots = jax_api.LAX_BODIES[name]

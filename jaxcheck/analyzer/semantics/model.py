@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -276,6 +276,9 @@ class SemanticModel:
         """PRNG keys consumed twice on some path through the body of a function (or the module's own
         code). Computed on demand, only where the code calls `jax.random`; nested functions and classes
         are separate bodies."""
+        scope: str | None
+        body: Sequence[cst.CSTNode]
+        parameters: tuple[str, ...]
         if isinstance(node, cst.Module):
             scope, body, parameters = self.summary.module, node.body, ()
         else:

@@ -153,7 +153,9 @@ class _Analysis:
         return state
 
     def suite(self, suite: cst.BaseSuite, state: State) -> State:
-        return self.block(suite.body, state)  # type: ignore[arg-type]
+        if isinstance(suite, cst.IndentedBlock):
+            return self.block(suite.body, state)
+        return self.block(suite.body, state) if isinstance(suite, cst.SimpleStatementSuite) else state
 
     def statement(self, node: cst.CSTNode, state: dict[str, _Key]) -> State:
         if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
