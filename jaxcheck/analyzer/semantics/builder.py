@@ -242,6 +242,7 @@ class ModelBuilder(TraceRootReader):
                     self._bind(target.target, value)
                     self._record_origin(target.target, statement.value)
                     self._record_transform_binding(target.target, statement.value)
+                    self._name_lambda(target.target, statement.value)
             elif isinstance(statement, cst.AnnAssign):
                 self._note_final(statement)
                 if statement.value is not None:
@@ -626,6 +627,12 @@ class ModelBuilder(TraceRootReader):
         """Remember how a callable bound to a plain name was created (for transform-in-loop)."""
         if isinstance(target, cst.Name) and self.scope.kind is not ScopeKind.CLASS:
             self.records.history.created(self.scope.function_scope().key, target.value, self._origin_of(value))
+
+    def _name_lambda(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """`g = lambda i: ...`: `g` names that function (`jax.jit(g)` traces it, like a `def`)."""
+        key = self.records.function_keys.get(id(value)) if isinstance(value, cst.Lambda) else None
+        if key is not None and isinstance(target, cst.Name) and self.scope.kind is not ScopeKind.CLASS:
+            self.scope.bind(target.value, Binding(BindingKind.FUNCTION, key))
 
     def _record_transform_binding(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """`step = jax.jit(f)`: calls of `step` (program order) call `f`."""

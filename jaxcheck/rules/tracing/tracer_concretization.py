@@ -14,6 +14,11 @@ _CONVERTERS = {
     "builtins.bool": "`x.astype(bool)` or `jnp.where`",
     "builtins.range": "`lax.fori_loop` (or a static bound)",
 }
+# JAX functions whose arguments at these positions (or keywords) must be Python ints.
+_INT_ARGUMENTS: dict[str, tuple[int, str]] = {
+    "jax.numpy.linalg.matrix_power": (1, "n"),
+    "jax.nn.one_hot": (1, "num_classes"),
+}
 _CONCRETE_METHODS = frozenset({"item", "tolist", "__index__", "__int__", "__float__", "__bool__"})
 # NumPy functions that only read metadata or forward to the array's own method (`np.sum(x)` calls
 # `x.sum()`), so they work on tracers.
@@ -78,6 +83,8 @@ class TracerConcretization(Rule):
     summary = "`int()`/`float()`/`.item()`/NumPy/`math`/`range()`/list indexing/`axis=` on a traced value"
 
     VALID = (
+        Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(m):\n    return jnp.linalg.matrix_power(m, 3)\n"),
+        Valid("import jax\n@jax.jit\ndef f(labels):\n    return jax.nn.one_hot(labels, num_classes=10)\n"),
         # A `shard_map` argument whose `in_specs` entry is None is passed through unmapped and concrete.
         Valid("import jax\nfrom jax.sharding import PartitionSpec as P\nfrom jax import shard_map\ndef f(x, n):\n"
               "    for _ in range(n):\n        x = x + 1\n    return x\n@jax.jit\ndef run(x, mesh):\n"
@@ -98,6 +105,10 @@ class TracerConcretization(Rule):
         Valid("import jax\n@jax.jit\ndef f(xs):\n    for i in range(len(xs)):\n        xs = xs.at[i].set(0)\n    return xs\n"),
     )
     INVALID = (
+        Invalid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(m, p):\n    return jnp.linalg.matrix_power(m, p)\n", 5, 39),
+        Invalid("import jax\n@jax.jit\ndef f(labels, n):\n    return jax.nn.one_hot(labels, num_classes=n)\n", 4, 47),
+        # A lambda bound to a name and jitted later is analysed like a `def`.
+        Invalid("import jax\ng = lambda i: int(i) + 1\nh = jax.jit(g)\n", 2, 15),
         Invalid("import jax\nfrom jax.sharding import PartitionSpec as P\nfrom jax import shard_map\ndef f(x, n):\n"
                 "    for _ in range(n):\n        x = x + 1\n    return x\n@jax.jit\ndef run(x, mesh):\n"
                 "    return shard_map(f, mesh=mesh, in_specs=P('x'), out_specs=P('x'))(x, x)\n", 5, 14),
@@ -153,6 +164,14 @@ class TracerConcretization(Rule):
             library = "NumPy" if name.startswith("numpy.") else "`math`"
             self.report(node, f"{library} function `{name}` converts its traced argument to a concrete value "
                               f"under {self.transform_name()}; use the jax.numpy equivalent")
+        elif name in _INT_ARGUMENTS:
+            position, keyword = _INT_ARGUMENTS[name]
+            value = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == keyword),
+                         args[position] if len(args) > position else None)
+            if value is not None and self.model.is_traced(value):
+                hint = static_hint(self.model, value, self.context.function)
+                self.report(value, f"`{keyword}` of `{name}` must be a Python int but it is traced under "
+                                   f"{self.transform_name()}; pass a Python int{hint}")
         elif is_array_call(name):
             for arg in node.args:
                 if arg.keyword is not None and arg.keyword.value == "axis" and self.model.is_traced(arg.value):

@@ -28,6 +28,8 @@ _SHAPE_ARGUMENTS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
     "jax.numpy.broadcast_to": ((1,), ("shape",)),
     "jax.numpy.tile": ((1,), ("reps",)),
     "jax.numpy.repeat": ((1,), ("repeats",)),
+    "jax.lax.full": ((0,), ("shape",)),
+    "jax.random.split": ((1,), ("num",)),
 }
 _SHAPE_METHODS = frozenset({"reshape"})
 # Keywords that fix the output shape whatever the shape arguments are.
@@ -80,6 +82,7 @@ class ValueDependentShape(Rule):
     summary = "Boolean masks, `nonzero`/`unique` without `size=`, traced sizes and slice bounds under jit"
 
     VALID = (
+        Valid("import jax\n@jax.jit\ndef f(key, x):\n    return jax.random.split(key, x.shape[0])\n"),
         # `lax.cond`/`lax.switch` pass their branches only the operands given: defaults stay Python values.
         Valid("import jax\nimport jax.numpy as jnp\nfrom jax import lax\ndef done(r, shape=()):\n    return jnp.zeros(shape) + r\n"
               "def going(r, shape=()):\n    return jnp.ones(shape) * r\n@jax.jit\ndef step(p, r):\n"
@@ -106,6 +109,8 @@ class ValueDependentShape(Rule):
         Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return x.reshape(-1, x.shape[-1])\n"),
     )
     INVALID = (
+        Invalid("import jax\nfrom jax import lax\n@jax.jit\ndef f(n):\n    return lax.full((n, 3), 0.0)\n", 5, 22),
+        Invalid("import jax\n@jax.jit\ndef f(key, m):\n    return jax.random.split(key, m)\n", 4, 34),
         Invalid("import jax\nimport jax.numpy as jnp\nfrom jax import lax\ndef done(r, shape=()):\n    return jnp.zeros(shape) + r\n"
                 "def going(r, shape=()):\n    return jnp.ones(shape) * r\n@jax.jit\ndef step(p, r, n):\n"
                 "    return lax.cond(p, done, going, r, n)\n", 5, 22),
