@@ -38,6 +38,7 @@ from jaxcheck.analyzer.semantics.summary import (
     TraceSpec,
 )
 from jaxcheck.analyzer.semantics.syntax import argument, at_receiver, chain_root, dotted, literal_strings
+from jaxcheck.analyzer.semantics.annotations import AnnotationReader
 from jaxcheck.analyzer.semantics.trace_roots import TraceRootReader
 from jaxcheck.analyzer.semantics.values import (
     CallArguments,
@@ -90,7 +91,7 @@ class _PendingBody:
     scope: Scope
 
 
-class ModelBuilder(TraceRootReader):
+class ModelBuilder(TraceRootReader, AnnotationReader):
     """Interprets one module. Use :meth:`build`; the instance is single-use."""
 
     def __init__(self, module_name: str, path: str, extra_jit: Iterable[str] = (), package: str | None = None) -> None:
@@ -334,12 +335,6 @@ class ModelBuilder(TraceRootReader):
                 spec = TraceSpec("flax.linen.Module", True, array_params_only=True, bound_positional=1)
                 self._add_root(key, spec)
         self._pending.append(_PendingBody(node, key, self.scope))
-
-    def _is_memoizer(self, decorator: cst.BaseExpression) -> bool:
-        """`functools.cache`, `functools.lru_cache(...)`, or a decorator named like one (`util.cache()`)."""
-        target = decorator.func if isinstance(decorator, cst.Call) else decorator
-        name = qualified_name(self.scope, target)
-        return name is not None and name.rpartition(".")[2] in jax_api.MEMOIZING_DECORATORS
 
     def _class_def(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.ClassDef)
@@ -760,43 +755,6 @@ class ModelBuilder(TraceRootReader):
         if self._loops:
             self.records.functions_in_loops.add(key)
         return key
-
-    def _is_array_annotation(self, annotation: cst.BaseExpression) -> bool:
-        if isinstance(annotation, cst.Subscript):
-            base = qualified_name(self.scope, annotation.value)
-            return base in jax_api.JAXTYPING_DTYPES
-        if isinstance(annotation, (cst.SimpleString, cst.ConcatenatedString)):
-            return False
-        return qualified_name(self.scope, annotation) in jax_api.ARRAY_ANNOTATIONS
-
-    def _is_container_annotation(self, annotation: cst.BaseExpression) -> bool:
-        """`dict`, `Dict[str, Array]`, `Optional[Dict]`, `list | None`: a Python container (or None)."""
-        if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
-            sides = (annotation.left, annotation.right)
-            return all(self._is_container_annotation(s) or _is_none(s) for s in sides) and not all(map(_is_none, sides))
-        base = annotation.value if isinstance(annotation, cst.Subscript) else annotation
-        name = qualified_name(self.scope, base)
-        if name == "typing.Optional" and isinstance(annotation, cst.Subscript) and len(annotation.slice) == 1:
-            inner = annotation.slice[0].slice
-            return isinstance(inner, cst.Index) and self._is_container_annotation(inner.value)
-        return name in jax_api.CONTAINER_ANNOTATIONS
-
-    def _is_non_array_annotation(self, annotation: cst.BaseExpression) -> bool:
-        """`str`, `Callable[...]`, `DTypeLike | None`, `Optional[str]`: types that never hold a tracer."""
-        if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
-            return self._is_non_array_annotation(annotation.left) and self._is_non_array_annotation(annotation.right)
-        if isinstance(annotation, cst.Name) and annotation.value == "None":
-            return True
-        if isinstance(annotation, cst.Subscript):
-            base = qualified_name(self.scope, annotation.value)
-            if base in ("typing.Optional", "typing.Union"):
-                return all(
-                    isinstance(e.slice, cst.Index) and self._is_non_array_annotation(e.slice.value)
-                    for e in annotation.slice
-                )
-            return base in jax_api.NON_ARRAY_ANNOTATIONS
-        name = qualified_name(self.scope, annotation)
-        return name is not None and (name in jax_api.NON_ARRAY_ANNOTATIONS or name.endswith(".DTypeLike"))
 
     def _function_scope(self, node: FunctionNode, key: str, defining: Scope) -> Scope:
         """A fresh scope for `node`'s body whose parameters carry their own dependencies."""
@@ -1309,10 +1267,6 @@ def _first_attribute(target: cst.BaseExpression, root: cst.Name) -> str | None:
         else:
             return None
     return attribute
-
-
-def _is_none(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def _always_exits(suite: cst.BaseSuite) -> bool:
