@@ -249,9 +249,13 @@ def run() -> None:
 
 
 def _abort(code: int, what: str) -> NoReturn:
-    """End now: stop the workers and exit (the checking thread is a daemon: nothing waits for it)."""
+    """End now: stop the workers and exit. `os._exit` skips interpreter shutdown, where Python 3.10's
+    process-pool exit hook can wait for the stopped workers forever; no write is under way here (--fix
+    holds signals while it writes, in this thread)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     terminate_workers()
     print(f"jaxcheck: {what}", file=sys.stderr)
-    raise SystemExit(code)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
