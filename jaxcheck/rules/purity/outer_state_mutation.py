@@ -48,8 +48,10 @@ class OuterStateMutation(Rule):
     losses.append(loss)
     ```
     Return new values from the traced function and update state outside it. Objects created inside
-    the traced function are its own and may be mutated freely, and storing plain Python values (a trace
-    counter) leaks no tracer.
+    the traced function are its own and may be mutated freely. Storing a plain Python value leaks no
+    tracer, but under a caching transform an update such as `n_calls += 1` (global, `nonlocal`, an
+    attribute or an item) runs once per trace, not per call, and is reported too; a trace-time memo table
+    (`table[n] = ...` with a static key) and counters bumped in the host loop are not.
 
     ## Fix safety
     No fix is offered: moving state out of a traced function changes its interface.
@@ -64,6 +66,12 @@ class OuterStateMutation(Rule):
     summary = "Traced code writes outer state (`global`, `outer.append`, `outer[k] = v`, `self.attr = v`): tracers leak"
 
     VALID = (
+        # Counters bumped in the host loop, and trace-time memo tables keyed by static values.
+        Valid("import jax\nn_calls = 0\n@jax.jit\ndef f(x):\n    return x * 2\ndef train(xs):\n    global n_calls\n"
+              "    for x in xs:\n        f(x)\n        n_calls += 1\n"),
+        Valid("import jax\n_tables = {}\n@jax.jit\ndef f(x):\n    n = x.shape[0]\n    _tables[n] = n * 2\n"
+              "    return x * _tables[n]\n"),
+        Valid("import jax\ncounter = 0\ndef log(x):\n    global counter\n    counter += 1\n    return x\ng = jax.grad(log)\n"),
         # Pallas kernels write their outputs through mutable Refs, also from loop bodies inside them.
         Valid("import jax\nfrom jax import lax\nfrom jax.experimental import pallas as pl\n"
               "def kernel(x_ref, o_ref):\n    def body(i, c):\n        o_ref[i] = x_ref[i] * 2\n        return c\n"
@@ -82,11 +90,17 @@ class OuterStateMutation(Rule):
         Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    y = jnp.zeros(3)\n"
               "    y = y.at[0].set(x)\n    return y\n"),
         Valid("import jax\ncounter = 0\n@jax.jit\ndef f(x):\n    counter = x + 1\n    return counter\n"),
-        Valid("import jax\ntraces = 0\n@jax.jit\ndef f(x):\n    global traces\n    traces += 1\n    return x\n"),
         Valid("import jax\nimport optax\ndef make(inner):\n    @jax.jit\n    def f(g, s):\n"
               "        return inner.update(g, s)\n    return f\n"),
     )
     INVALID = (
+        Invalid("import jax\nn_calls = 0\n@jax.jit\ndef f(x):\n    global n_calls\n    n_calls += 1\n    return x\n", 6, 5,
+                "once per trace"),
+        Invalid("import jax\nfrom functools import partial\nclass Model:\n    calls = 0\n"
+                "    @partial(jax.jit, static_argnums=0)\n    def step(self, x):\n        self.calls += 1\n        return x\n",
+                7, 9, "once per trace"),
+        Invalid("import jax\nfrom jax import lax\nhits = [0]\ndef body(c):\n    hits[0] += 1\n    return c + 1\n"
+                "out = lax.while_loop(lambda c: c < 3, body, 0)\n", 5, 5),
         Invalid("import jax\nfrom jax import lax\ndef run(x, out):\n    def body(i, c):\n        out[i] = x[i] * 2\n"
                 "        return c\n    lax.fori_loop(0, 8, body, 0)\n    return out\n", 5, 9),
         Invalid("import jax\nlosses = []\n@jax.jit\ndef f(x):\n    losses.append(x)\n    return x\n", 5, 5, "losses"),
@@ -113,7 +127,8 @@ class OuterStateMutation(Rule):
             self._check_store(target.target, node.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._check_store(node.target, node.value)
+        if not self._check_counter(node.target, node.value):
+            self._check_store(node.target, node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -127,6 +142,27 @@ class OuterStateMutation(Rule):
                 self._check_object(func.value, node, f"`.{func.attr.value}()`", stored, method=True)
         elif self.model.call_name(node) == "builtins.setattr" and len(node.args) == 3:
             self._check_object(node.args[0].value, node, "`setattr`", stored[2:], method=True)
+
+    def _check_counter(self, target: cst.BaseExpression, value: cst.BaseExpression) -> bool:
+        """`n_calls += 1`, `self.calls += 1`, `hits[0] += 1` on outer state with a Python value under a
+        caching transform: it runs once per trace, not per call, so the count is silently wrong."""
+        trace = self.trace
+        if trace is None or not trace.cached or self.model.is_traced(value):
+            return False
+        if isinstance(target, cst.Name):
+            if not self.model.is_outer_write(target):
+                return False
+            owner, name = "through `global`/`nonlocal`", target.value
+        else:
+            receiver = chain_root(target)
+            owner_text = self._outer_owner(receiver, allow_module=False) if isinstance(receiver, cst.Name) else None
+            if owner_text is None or not isinstance(receiver, cst.Name):
+                return False
+            owner, name = f"on {owner_text}", receiver.value
+        self.report(target, f"traced code updates `{name}` {owner} under {self.transform_name()}: the update runs "
+                            "once per trace, not once per call, so the count is silently wrong; count outside the "
+                            "jitted function or return the new value")
+        return True
 
     def _check_store(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
