@@ -348,9 +348,9 @@ class _Analysis:
             return  # `draw = partial(f, key)`: the key is consumed where `draw` is called
         if jax_api.is_random_call(name):
             if name not in jax_api.NON_CONSUMING_RANDOM:
-                argument = _key_argument(node)
-                if isinstance(argument, cst.Name) and argument.value in state:
-                    self.consume(argument.value, node, state)
+                key = self.key_name(_key_argument(node), state)
+                if key is not None:
+                    self.consume(key, node, state)
             return
         if not jax_api.consumes_key_argument(name):
             return
@@ -367,6 +367,21 @@ class _Analysis:
                 continue
             if not self.ignores_argument(node, index, arg.keyword.value if arg.keyword else None):
                 self.consume(arg.value.value, node, state)
+
+    def key_name(self, argument: cst.BaseExpression | None, state: dict[str, _Key]) -> str | None:
+        """The tracked key an argument names: a key variable, or one constant item of a key array
+        (`keys[2]`, tracked on its own as "keys[2]")."""
+        if isinstance(argument, cst.Name):
+            return argument.value if argument.value in state else None
+        if not (isinstance(argument, cst.Subscript) and isinstance(argument.value, cst.Name) and len(argument.slice) == 1):
+            return None
+        index = argument.slice[0].slice
+        array = argument.value.value
+        if array not in state or not (isinstance(index, cst.Index) and isinstance(index.value, cst.Integer)):
+            return None
+        item = f"{array}[{int(index.value.value, 0)}]"
+        state.setdefault(item, _FRESH)
+        return item
 
     def consume(self, name: str, site: cst.Call, state: dict[str, _Key]) -> None:
         key = state[name]
@@ -386,6 +401,9 @@ class _Analysis:
     # ------------------------------------------------------------------------------------ binding
     def bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None, state: dict[str, _Key]) -> None:
         """Bind `target` to `value` (None: to something that is not a key as far as we know)."""
+        for name in _target_names(target):
+            for item in [k for k in state if k.startswith(f"{name}[")]:
+                del state[item]  # the items of the array this name held
         if isinstance(target, cst.Name):
             name = target.value
             self.partials.pop(name, None)

@@ -60,6 +60,8 @@ class PrngKeyReuse(Rule):
     summary = "a PRNG key consumed twice: two samplers, use after `split`, or in a loop without re-splitting"
 
     VALID = (
+        Valid("import jax\ndef f(k):\n    ks = jax.random.split(k, 4)\n    a = jax.random.normal(ks[0])\n"
+              "    b = jax.random.uniform(ks[1])\n    ks = jax.random.split(ks[3], 4)\n    return a + b + jax.random.normal(ks[0])\n"),
         # A key bound into `partial` is consumed where the partial is called.
         Valid("import jax\nfrom functools import partial\ndef f(key, x):\n    draw = partial(jax.random.normal, key)\n"
               "    if x:\n        return draw()\n    return jax.random.uniform(key)\n"),
@@ -100,6 +102,8 @@ class PrngKeyReuse(Rule):
         Valid("import jax\ndef init(key, n):\n    return n\ndef f(key):\n    m = init(key, 3)\n    return jax.random.normal(key, (m,))\n"),
     )
     INVALID = (
+        Invalid("import jax\ndef f(k):\n    ks = jax.random.split(k, 4)\n    a = jax.random.normal(ks[2])\n"
+                "    b = jax.random.uniform(ks[2])\n    return a + b\n", 5, 9, "ks[2]"),
         Invalid("import jax\nfrom functools import partial\ndef f(key):\n    draw = partial(jax.random.normal, key)\n"
                 "    a = draw()\n    return a + draw()\n", 6, 16),
         Invalid("import jax\nimport equinox as eqx\ndef init(key, x):\n    return jax.random.normal(key, x.shape)\n"
