@@ -341,9 +341,9 @@ class _Analysis:
     def call(self, node: cst.Call, state: dict[str, _Key]) -> None:
         name = self.call_name(node)
         if isinstance(node.func, cst.Name) and node.func.value in self.partials:
-            for key in self.partials[node.func.value]:  # calling `partial(f, key)` consumes `key`
-                if key in state:
-                    self.consume(key, node, state)
+            for bound in self.partials[node.func.value]:  # calling `partial(f, key)` consumes `key`
+                if bound in state:
+                    self.consume(bound, node, state)
         if name in jax_api.PARTIAL and id(node) in self.named_partials:
             return  # `draw = partial(f, key)`: the key is consumed where `draw` is called
         if jax_api.is_random_call(name):
@@ -356,9 +356,9 @@ class _Analysis:
             return
         for arg in node.args:  # a partial carrying keys, passed on: the callee may call it
             if isinstance(arg.value, cst.Name):
-                for key in self.partials.get(arg.value.value, ()):
-                    if key in state:
-                        self.consume(key, node, state)
+                for bound in self.partials.get(arg.value.value, ()):
+                    if bound in state:
+                        self.consume(bound, node, state)
         position = 0
         for arg in node.args:
             index = position if arg.keyword is None else None
