@@ -216,18 +216,17 @@ def solve(summaries: Iterable[ModuleSummary]) -> Solution:
                 changed |= _propagate(solution, edge, callee)
     solution.forget_evaluations()
     seeds = (resolve(target) for summary in summaries for target in summary.repeated_calls)
-    solution.repeated = _repeated({key for key in seeds if key is not None}, functions, edges_by_caller)
+    solution.repeated = _repeated({key for key in seeds if key is not None}, functions, solution.callees)
     return solution
 
 
-def _repeated(start: set[str], functions: dict[str, FunctionSummary],
-              edges_by_caller: dict[str, list[tuple[CallEdge, str]]]) -> set[str]:
+def _repeated(start: set[str], functions: dict[str, FunctionSummary], callees: dict[str, set[str]]) -> set[str]:
     """`start` and every function they call, directly or through other calls; memoized functions run
     once per argument, so neither they nor what they call count."""
     reached = {key for key in start if not functions[key].memoized}
     pending = list(reached)
     while pending:
-        for _, callee in edges_by_caller.get(pending.pop(), ()):
+        for callee in callees.get(pending.pop(), ()):
             if callee not in reached and not functions[callee].memoized:
                 reached.add(callee)
                 pending.append(callee)
