@@ -21,6 +21,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # measure this checkout, not an installed copy
+
 from jaxcheck.analyzer.config import Configuration
 from jaxcheck.analyzer.engine import Linter
 from jaxcheck.analyzer.registry import all_rules

@@ -39,8 +39,10 @@ from jaxcheck.analyzer.semantics.summary import (
 )
 from jaxcheck.analyzer.semantics.syntax import argument, at_receiver, chain_root, dotted, literal_strings
 from jaxcheck.analyzer.semantics.annotations import AnnotationReader
+from jaxcheck.analyzer.semantics.guards import GuardReader
 from jaxcheck.analyzer.semantics.trace_roots import TraceRootReader
 from jaxcheck.analyzer.semantics.values import (
+    ARRAY_VALUED,
     CallArguments,
     NO_DEPS,
     BOOL_MASK,
@@ -91,7 +93,7 @@ class _PendingBody:
     scope: Scope
 
 
-class ModelBuilder(TraceRootReader, AnnotationReader):
+class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
     """Interprets one module. Use :meth:`build`; the instance is single-use."""
 
     def __init__(self, module_name: str, path: str, extra_jit: Iterable[str] = (), package: str | None = None) -> None:
@@ -111,6 +113,13 @@ class ModelBuilder(TraceRootReader, AnnotationReader):
         self._parameter_names: dict[str, frozenset[str]] = {}
         self._immediate_calls: dict[int, cst.Call] = {}
         """Transform calls called right away (`jax.vmap(f)(x)`), by id, with the call."""
+        self._rejects_tracers: dict[str, frozenset[str]] = {}
+        """Per function key, the parameters it raises on at once when they hold a tracer."""
+        self._conditional = 0
+        """How many enclosing expressions may skip what is being evaluated (`a if c else b`, `x and y`)."""
+        self._concrete_after_statement: set[str] = set()
+        self._immediate_args: dict[int, list[Value]] = {}
+        """The argument values of those calls (`x`), by the id of the call."""
         self.returns: dict[str, Value] = {}
         self.tuple_returns: dict[str, tuple[Value, ...] | None] = {}
         self.flax_classes: set[str] = set()
@@ -203,6 +212,7 @@ class ModelBuilder(TraceRootReader, AnnotationReader):
             handler = self._statement_handlers.get(type(statement))
             if handler is not None:
                 handler(statement)
+                self._end_statement()
 
     def _suite(self, suite: cst.BaseSuite) -> None:
         if isinstance(suite, cst.IndentedBlock):
@@ -235,6 +245,7 @@ class ModelBuilder(TraceRootReader, AnnotationReader):
 
     def _small_statements(self, statements: Sequence[cst.BaseSmallStatement]) -> None:
         for statement in statements:
+            self._end_statement()
             if isinstance(statement, cst.Expr):
                 self._eval(statement.value)
             elif isinstance(statement, cst.Assign):
@@ -334,6 +345,9 @@ class ModelBuilder(TraceRootReader, AnnotationReader):
             if compact or node.name.value in jax_api.FLAX_TRACED_METHODS:
                 spec = TraceSpec("flax.linen.Module", True, array_params_only=True, bound_positional=1)
                 self._add_root(key, spec)
+        rejected = self._tracer_rejecting_params(node)
+        if rejected:
+            self._rejects_tracers[key] = rejected
         self._pending.append(_PendingBody(node, key, self.scope))
 
     def _class_def(self, node: cst.CSTNode) -> None:
@@ -361,13 +375,14 @@ class ModelBuilder(TraceRootReader, AnnotationReader):
     def _if(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.If)
         self._eval(node.test)
+        self._end_statement()
         concrete_if_true, concrete_if_false = self._isinstance_narrowing(node.test)
         before = dict(self._env)
-        self._forget(concrete_if_true)
+        self._assume_concrete(concrete_if_true)
         with self._branch(node, 0):
             self._suite(node.body)
         after_body = self._swap_env(before)
-        self._forget(concrete_if_false)
+        self._assume_concrete(concrete_if_false)
         with self._branch(node, 1):
             if isinstance(node.orelse, cst.If):
                 self._if(node.orelse)
@@ -375,46 +390,6 @@ class ModelBuilder(TraceRootReader, AnnotationReader):
                 self._suite(node.orelse.body)
         if not _always_exits(node.body):  # `if isinstance(x, Tracer): raise ...`: x is concrete after it
             self._join_env(after_body)
-
-    def _isinstance_narrowing(self, test: cst.BaseExpression) -> tuple[set[str], set[str]]:
-        """Names proven concrete (not tracers) when `test` is true, and when it is false:
-        `isinstance(x, int)` proves `x` concrete when true, `isinstance(x, jax.core.Tracer)` when false.
-        Memoized per node: `and` chains ask about every prefix."""
-        cached = self._narrowings.get(id(test))
-        if cached is None:
-            cached = self._narrowings[id(test)] = self._compute_narrowing(test)
-        return cached
-
-    def _compute_narrowing(self, test: cst.BaseExpression) -> tuple[set[str], set[str]]:
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            when_true, when_false = self._isinstance_narrowing(test.expression)
-            return when_false, when_true
-        if isinstance(test, cst.BooleanOperation):
-            left_true, left_false = self._isinstance_narrowing(test.left)
-            right_true, right_false = self._isinstance_narrowing(test.right)
-            if isinstance(test.operator, cst.And):
-                return left_true | right_true, set()
-            return set(), left_false | right_false
-        if not (isinstance(test, cst.Call) and self.records.call_names.get(id(test)) == "builtins.isinstance"):
-            return set(), set()
-        if len(test.args) != 2 or not isinstance(test.args[0].value, cst.Name):
-            return set(), set()
-        types = test.args[1].value
-        members = [e.value for e in types.elements] if isinstance(types, cst.Tuple) else [types]
-        names = [qualified_name(self.scope, member) for member in members]
-        if None in names:
-            return set(), set()
-        subject = {test.args[0].value.value}
-        if all(name in jax_api.TRACER_TYPES for name in names):
-            return set(), subject
-        if not any(name in jax_api.TRACER_TYPES for name in names):
-            return subject, set()
-        return set(), set()
-
-    def _forget(self, names: set[str]) -> None:
-        """Mark `names` as concrete in the current branch (shadowing any enclosing comprehension value)."""
-        for name in names:
-            self.scope.env[name] = UNKNOWN
 
     @contextmanager
     def _branch(self, node: cst.CSTNode, alternative: int) -> Iterator[None]:
@@ -888,9 +863,9 @@ class ModelBuilder(TraceRootReader, AnnotationReader):
                 flags = PYTHON_CONTAINER
         elif isinstance(node.operator, cst.Divide) and left.flags & FILESYSTEM_PATH:
             flags = FILESYSTEM_PATH
-        if (left.flags | right.flags) & JAX_ARRAY and not (left.flags | right.flags) & PYTHON_CONTAINER:
+        if not (left.flags | right.flags | flags) & (PYTHON_CONTAINER | FILESYSTEM_PATH):
             if not isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
-                flags |= JAX_ARRAY  # NumPy defers to JAX arrays (`__array_priority__`); `"%s" % x` is a str
+                flags |= _array_valued(left, right)  # NumPy defers to JAX arrays; `"%s" % x` is a str
         return combine((left, right), flags)
 
     def _unary(self, node: cst.CSTNode) -> Value:
@@ -899,7 +874,7 @@ class ModelBuilder(TraceRootReader, AnnotationReader):
         if isinstance(node.operator, cst.Not):
             return UNKNOWN
         flags = operand.flags & BOOL_MASK if isinstance(node.operator, cst.BitInvert) else 0
-        return combine((operand,), flags | operand.flags & JAX_ARRAY)
+        return combine((operand,), flags | _array_valued(operand))
 
     def _boolean(self, node: cst.CSTNode) -> Value:
         assert isinstance(node, cst.BooleanOperation)
@@ -910,15 +885,17 @@ class ModelBuilder(TraceRootReader, AnnotationReader):
         return left.joined(self._eval_narrowed(node.right, narrowed))
 
     def _eval_narrowed(self, node: cst.BaseExpression, concrete: set[str]) -> Value:
-        """Evaluate `node` in a branch where `concrete` names are known not to be tracers."""
-        if not concrete:
-            return self._eval(node)
-        scope = self.scope
-        saved = dict(scope.env)
-        self._forget(concrete)
+        """Evaluate `node`, which may not run at all, in a branch where `concrete` names are known not
+        to be tracers."""
+        scope, function = self.scope, self.scope.function_scope()
+        saved, saved_function = dict(scope.env), dict(function.env)
+        self._assume_concrete(concrete)
+        self._conditional += 1
         try:
             return self._eval(node)
         finally:
+            self._conditional -= 1
+            function.env = saved_function
             scope.env = saved
 
     def _comparison(self, node: cst.CSTNode) -> Value:
@@ -962,8 +939,12 @@ class ModelBuilder(TraceRootReader, AnnotationReader):
 
     def _comprehension(self, node: cst.CSTNode) -> Value:
         assert isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp))
-        with self._in_loop(node):
-            return self._comprehension_body(node)
+        self._conditional += 1  # the element runs once per item: perhaps never
+        try:
+            with self._in_loop(node):
+                return self._comprehension_body(node)
+        finally:
+            self._conditional -= 1
 
     def _comprehension_body(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp) -> Value:
         outer = self.scope
@@ -1038,8 +1019,12 @@ class ModelBuilder(TraceRootReader, AnnotationReader):
     # ------------------------------------------------------------------------------------ calls
     def _call(self, node: cst.CSTNode) -> Value:
         assert isinstance(node, cst.Call)
+        early_args: list[Value] | None = None
         if isinstance(node.func, cst.Call):
             self._immediate_calls[id(node.func)] = node
+            if qualified_name(self.scope, node.func.func) in self.transforms:
+                # `jax.jit(f)(x)`: read `x` first, so the root of `f` knows which arguments are arrays
+                early_args = self._immediate_args[id(node)] = [self._eval(arg.value) for arg in node.args]
         self._eval(node.func)
         name = qualified_name(self.scope, node.func)
         if name is not None:
@@ -1050,7 +1035,7 @@ class ModelBuilder(TraceRootReader, AnnotationReader):
                 self.records.random_scopes.add(self._function_key)
             if name in PROBE_CALLS and node.args:
                 self._note_probe(node.args[0].value)
-        args = [self._eval(arg.value) for arg in node.args]
+        args = early_args if early_args is not None else [self._eval(arg.value) for arg in node.args]
         function_key = self._function_key
         staged = Value(frozenset({StagedDep(function_key)}))
         transform = self.transforms.get(name) if name is not None else None
@@ -1112,7 +1097,7 @@ class ModelBuilder(TraceRootReader, AnnotationReader):
                 return combine((receiver, *args), JAX_ARRAY)
             if receiver.deps and attr in jax_api.ARRAY_METHODS:
                 flags = BOOL_MASK if attr in jax_api.BOOL_METHODS else 0
-                return combine((receiver, *args), flags | receiver.flags & JAX_ARRAY)
+                return combine((receiver, *args), flags | _array_valued(receiver))
             if receiver.flags & FILESYSTEM_PATH and attr in _PATH_METHODS:
                 return Value(NO_DEPS, FILESYSTEM_PATH)
         return UNKNOWN
@@ -1120,6 +1105,7 @@ class ModelBuilder(TraceRootReader, AnnotationReader):
     def _arguments(self, node: cst.Call, args: list[Value], bound: int) -> CallArguments:
         positional: list[Deps] = []
         keywords: list[tuple[str, Deps]] = []
+        array_positions, array_keywords = _array_arguments(node.args, args)
         has_star = False
         for arg, value in zip(node.args, args):
             if arg.star:
@@ -1128,9 +1114,10 @@ class ModelBuilder(TraceRootReader, AnnotationReader):
                 keywords.append((arg.keyword.value, value.deps))
             elif not has_star:
                 positional.append(value.deps)
-        return CallArguments(tuple(positional), tuple(keywords), bound, has_star)
+        return CallArguments(tuple(positional), tuple(keywords), bound, has_star, array_positions, array_keywords)
 
     def _local_call(self, node: cst.Call, key: str, args: list[Value], bound: int) -> Value:
+        self._note_tracer_rejection(node, key, bound)
         arguments = self._record_edge(node, key, args, bound)
         return Value(frozenset({CallDep(self._function_key, key, arguments)}))
 
@@ -1185,7 +1172,9 @@ class ModelBuilder(TraceRootReader, AnnotationReader):
             return spec
         positional = sum(1 for arg in call.args if arg.keyword is None)
         keywords = frozenset(arg.keyword.value for arg in call.args if arg.keyword is not None)
-        return replace(spec, positional_limit=positional, passed_keywords=keywords)
+        array_positions, array_keywords = _array_arguments(call.args, self._immediate_args.get(id(call), []))
+        return replace(spec, positional_limit=positional, passed_keywords=keywords,
+                       array_positions=array_positions, array_keywords=array_keywords)
 
     def _callable_origin(self, target: cst.BaseExpression) -> CallableOrigin | None:
         """How the callable a transform is applied to was created in the current function, if it was."""
@@ -1215,7 +1204,9 @@ class ModelBuilder(TraceRootReader, AnnotationReader):
             spec = TraceSpec(name, True, positional_limit=arity, caches=True)
             operands = None
             if slot.arity is None and arity is not None:  # the branches are called with the operands
-                operands = CallArguments(tuple(value.deps for value in args[len(args) - arity :]))
+                operand_args, operand_values = node.args[len(args) - arity :], args[len(args) - arity :]
+                operands = CallArguments(tuple(value.deps for value in operand_values))
+                spec = replace(spec, array_positions=_array_arguments(operand_args, operand_values)[0])
             body = argument(node, slot.position, (slot.keyword,))
             if body is None:
                 continue
@@ -1230,6 +1221,36 @@ class ModelBuilder(TraceRootReader, AnnotationReader):
 
 
 # ------------------------------------------------------------------------------------- helpers
+
+
+def _array_valued(*operands: Value) -> int:
+    """The flags of arithmetic (or an array method) on `operands`: a JAX array when one of them is;
+    otherwise, when one of them depends on a parameter or call, an array whenever it is traced."""
+    flags = 0
+    for operand in operands:
+        flags |= operand.flags & (JAX_ARRAY | ARRAY_VALUED)
+        if operand.deps:
+            flags |= ARRAY_VALUED
+    return flags
+
+
+def _array_arguments(args: Sequence[cst.Arg], values: Sequence[Value]) -> tuple[frozenset[int], frozenset[str]]:
+    """The positions and keywords of the arguments known to be JAX arrays (none after a `*args`)."""
+    positions: set[int] = set()
+    keywords: set[str] = set()
+    position = 0
+    for arg, value in zip(args, values):
+        if arg.star:
+            break
+        is_array = bool(value.flags & (JAX_ARRAY | ARRAY_VALUED))
+        if arg.keyword is not None:
+            if is_array:
+                keywords.add(arg.keyword.value)
+        else:
+            if is_array:
+                positions.add(position)
+            position += 1
+    return frozenset(positions), frozenset(keywords)
 
 
 def _operand_count(node: cst.Call, slots: Sequence[jax_api.BodySlot]) -> int | None:

@@ -14,6 +14,8 @@ from jaxcheck.analyzer.semantics.summary import CallEdge, FunctionSummary, Modul
 from jaxcheck.analyzer.semantics.values import CallDep, Dep, Deps, ParamDep, StagedDep
 
 MAX_REEXPORT_HOPS = 8
+MAX_ROUNDS = 100
+"""A bound on fixpoint rounds: guards (`ParamDep.unless`) make the solve non-monotone in principle."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,12 +33,26 @@ class FunctionTrace:
 
 
 @dataclass(frozen=True, slots=True)
+class Context:
+    """One way a function is traced (a root, or a call from traced code): the parameters that may
+    receive tracers, and those that certainly do (a JAX array passed where the call is visible)."""
+
+    traced: frozenset[str]
+    tracers: frozenset[str] = frozenset()
+
+    def reaches(self, dep: ParamDep) -> bool:
+        """Whether `dep` is a tracer in this context: its parameter is traced, and no parameter its
+        guard requires concrete certainly holds a tracer here."""
+        return dep.name in self.traced and not dep.unless & self.tracers
+
+
+@dataclass(frozen=True, slots=True)
 class _Frame:
     """A call being evaluated: which of `callee`'s parameters receive tracers, and whether the
     caller runs staged (array operations in the callee then produce tracers)."""
 
     callee: str
-    traced: frozenset[str]
+    context: Context
     staged: bool
 
 
@@ -48,6 +64,9 @@ class Solution:
     transforms: dict[str, set[str]] = field(default_factory=dict)
     staged: set[str] = field(default_factory=set)
     traced_params: dict[str, set[str]] = field(default_factory=dict)
+    contexts: dict[str, dict[object, Context]] = field(default_factory=dict)
+    """Per function, the parameters each way of tracing it (a root, a call edge) makes tracers;
+    `traced_params` is their union. Guarded values (`ParamDep.unless`) ask about one context at a time."""
     roots: set[str] = field(default_factory=set)
     cached: set[str] = field(default_factory=set)
     resolve: _Resolver | None = None
@@ -57,8 +76,8 @@ class Solution:
     """Functions evidently run more than once: called inside a loop (module level too), or called by a
     function that is. A test, `main()` or a constructor called once is not."""
     _cache: dict[Dep, bool] = field(default_factory=dict)
-    _returns: dict[tuple[str, frozenset[str], bool, int | None], bool] = field(default_factory=dict)
-    _in_progress: set[tuple[str, frozenset[str], bool, int | None]] = field(default_factory=set)
+    _returns: dict[tuple[str, Context, bool, int | None], bool] = field(default_factory=dict)
+    _in_progress: set[tuple[str, Context, bool, int | None]] = field(default_factory=set)
     _traces: dict[str, FunctionTrace | None] = field(default_factory=dict)
 
     def forget_evaluations(self) -> None:
@@ -115,7 +134,7 @@ class Solution:
             trace = self.trace_of(key)
             if trace is not None:
                 facts = (sorted(trace.transforms), trace.staged, sorted(trace.traced_params), trace.direct, trace.cached)
-                parts.append(repr((key, *facts)))
+                parts.append(repr((key, *facts, self._distinct_contexts(key))))
             if key in self.repeated:
                 parts.append(repr((key, "repeated")))
         for target in sorted(set(summary.exports.values())):
@@ -123,6 +142,10 @@ class Solution:
             if function is not None and function.inert_params and function.key not in summary.functions:
                 parts.append(repr((target, sorted(function.inert_params))))
         return "\n".join(parts)
+
+    def _distinct_contexts(self, key: str) -> list[tuple[list[str], list[str]]]:
+        distinct = set(self.contexts.get(key, {}).values())
+        return sorted((sorted(context.traced), sorted(context.tracers)) for context in distinct)
 
     def is_traced(self, deps: Deps) -> bool:
         """True when a value with these dependencies is an abstract tracer on some traced path."""
@@ -144,8 +167,10 @@ class Solution:
     def _evaluate(self, dep: Dep, frame: _Frame | None) -> bool:
         if isinstance(dep, ParamDep):
             if frame is not None and dep.function == frame.callee:
-                return dep.name in frame.traced
-            return dep.name in self.traced_params.get(dep.function, ())
+                return frame.context.reaches(dep)
+            if not dep.unless:
+                return dep.name in self.traced_params.get(dep.function, ())
+            return any(context.reaches(dep) for context in self.contexts.get(dep.function, {}).values())
         if isinstance(dep, StagedDep):
             if frame is not None and dep.function == frame.callee:
                 return frame.staged
@@ -162,8 +187,9 @@ class Solution:
         traced = frozenset(
             name for name, deps in dep.arguments.bind(callee).items() if self._deps_traced(deps, frame)
         )
+        context = Context(traced, traced & dep.arguments.arrays(callee))
         staged = self._dep_traced(StagedDep(dep.caller), frame)
-        key = (dep.callee, traced, staged, dep.index)
+        key = (dep.callee, context, staged, dep.index)
         known = self._returns.get(key)
         if known is not None:
             return known
@@ -174,7 +200,7 @@ class Solution:
         if dep.index is not None and callee.return_elements is not None and dep.index < len(callee.return_elements):
             returns = callee.return_elements[dep.index]
         try:
-            result = self._deps_traced(returns, _Frame(dep.callee, traced, staged))
+            result = self._deps_traced(returns, _Frame(dep.callee, context, staged))
         finally:
             self._in_progress.discard(key)
         self._returns[key] = result
@@ -208,7 +234,9 @@ def solve(summaries: Iterable[ModuleSummary]) -> Solution:
                 never_passed = functions[key].defaults - passed.get(key, set())
                 _apply(solution, key, root.spec, never_passed)
     changed = True
-    while changed:
+    for _ in range(MAX_ROUNDS):
+        if not changed:
+            break
         changed = False
         solution.forget_evaluations()
         for caller in list(solution.transforms):
@@ -244,6 +272,7 @@ def _apply(solution: Solution, key: str, spec: TraceSpec, never_passed: frozense
     if spec.staged:
         solution.staged.add(key)
     traced = spec.traced_params(function) - never_passed
+    solution.contexts.setdefault(key, {})[spec] = Context(traced, spec.tracer_params(function) & traced)
     if traced:
         solution.traced_params.setdefault(key, set()).update(traced)
 
@@ -251,12 +280,20 @@ def _apply(solution: Solution, key: str, spec: TraceSpec, never_passed: frozense
 def _propagate(solution: Solution, edge: CallEdge, callee_key: str) -> bool:
     """Carry the caller's tracing into the callee along one edge; True when anything changed."""
     callee = solution.functions[callee_key]
-    traced = {name for name, deps in edge.arguments.bind(callee).items() if solution.is_traced(deps)}
+    bound = edge.arguments.bind(callee)
+    traced = frozenset(name for name, deps in bound.items() if solution.is_traced(deps))
     if not traced and not edge.closure:
         return False
     caller_transforms = solution.transforms[edge.caller]
+    contexts = solution.contexts.setdefault(callee_key, {})
+    previous = contexts.get(edge)
+    if previous is not None:
+        traced |= previous.traced
+    passed_on = {name for name, deps in bound.items() if _certain_tracer(solution, edge.caller, deps)}
+    context = Context(traced, traced & (edge.arguments.arrays(callee) | passed_on))
     before = (len(solution.transforms.get(callee_key, ())), callee_key in solution.staged,
-              len(solution.traced_params.get(callee_key, ())), callee_key in solution.cached)
+              len(solution.traced_params.get(callee_key, ())), callee_key in solution.cached, previous)
+    contexts[edge] = context
     solution.transforms.setdefault(callee_key, set()).update(caller_transforms)
     if edge.caller in solution.staged:
         solution.staged.add(callee_key)
@@ -265,8 +302,20 @@ def _propagate(solution: Solution, edge: CallEdge, callee_key: str) -> bool:
     if traced:
         solution.traced_params.setdefault(callee_key, set()).update(traced)
     after = (len(solution.transforms[callee_key]), callee_key in solution.staged,
-             len(solution.traced_params.get(callee_key, ())), callee_key in solution.cached)
+             len(solution.traced_params.get(callee_key, ())), callee_key in solution.cached, context)
     return before != after
+
+
+def _certain_tracer(solution: Solution, caller: str, deps: Deps) -> bool:
+    """Whether an argument is one of the caller's parameters that holds a tracer in every way the
+    caller is traced."""
+    if len(deps) != 1:
+        return False
+    (dep,) = deps
+    if not isinstance(dep, ParamDep) or dep.function != caller or dep.unless:
+        return False
+    contexts = solution.contexts.get(caller, {}).values()
+    return bool(contexts) and all(dep.name in context.tracers for context in contexts)
 
 
 @dataclass(slots=True)

@@ -65,6 +65,8 @@ class TraceSpec:
     `reads_params` is False when the transform's static/axes configuration could not be read
     statically: the function is then traced, but no parameter is claimed to be a tracer.
     `caches` marks transforms whose traced program is reused on later calls (jit, pmap, lax bodies).
+    `array_positions`/`array_keywords` name the arguments known to be JAX arrays where the call is
+    visible (`jax.jit(f)(x)`, `lax.switch` operands): those parameters are certainly tracers.
     """
 
     transform: str
@@ -79,6 +81,14 @@ class TraceSpec:
     positional_limit: int | None = None
     passed_keywords: frozenset[str] = frozenset()
     caches: bool = False
+    array_positions: frozenset[int] = frozenset()
+    array_keywords: frozenset[str] = frozenset()
+
+    def tracer_params(self, function: FunctionSummary) -> frozenset[str]:
+        """The traced parameters of `function` that certainly hold a tracer (not None, not a container)."""
+        free = function.positional[self.bound_positional :]
+        arrays = {free[p] for p in self.array_positions if p < len(free)} | self.array_keywords
+        return self.traced_params(function) & arrays
 
     def traced_params(self, function: FunctionSummary) -> frozenset[str]:
         """The parameters of `function` that receive tracers under this transform.

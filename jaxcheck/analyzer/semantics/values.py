@@ -3,7 +3,8 @@
 A value is a set of *dependencies*, each of which may make it a tracer once the project-wide solve
 knows which functions are traced and which of their parameters carry tracers:
 
-- :class:`ParamDep` — the value flows from parameter `name` of function `function`;
+- :class:`ParamDep` — the value flows from parameter `name` of function `function` (on the paths where
+  the parameters in `unless` are not tracers: code under `if p is None:` never runs with `p` traced);
 - :class:`StagedDep` — the value is produced by a JAX array operation inside `function`, which makes it
   a tracer exactly when `function` runs staged (under jit, vmap, pmap or a lax body: omnistaging);
 - :class:`CallDep` — the value is returned by a call to another function of the same module, with the
@@ -21,8 +22,13 @@ from typing import Protocol, TypeAlias, Union
 
 @dataclass(frozen=True, slots=True)
 class ParamDep:
+    """The value flows from parameter `name` of `function`. With `unless`, it exists only where those
+    parameters of `function` are concrete (a guard such as `if p is None:` or `if isinstance(p, Tracer):
+    raise` excludes the traced `p`), so it is traced only in a call that traces `name` but none of them."""
+
     function: str
     name: str
+    unless: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,33 +54,51 @@ class Signature(Protocol):
 @dataclass(frozen=True, slots=True)
 class CallArguments:
     """The arguments of one call, as dependency sets; `bound_positional` leading parameters are
-    already bound (`self` of a method call, arguments given to `functools.partial`)."""
+    already bound (`self` of a method call, arguments given to `functools.partial`).
+    `array_positions`/`array_keywords` name the arguments known to be arrays whenever they are
+    traced (`JAX_ARRAY` or `ARRAY_VALUED` values: never None, never a container)."""
 
     positional: tuple[Deps, ...] = ()
     keywords: tuple[tuple[str, Deps], ...] = ()
     bound_positional: int = 0
     has_star: bool = False
+    array_positions: frozenset[int] = frozenset()
+    array_keywords: frozenset[str] = frozenset()
 
     def bind(self, function: Signature) -> dict[str, Deps]:
         """Map `function`'s parameter names to the dependencies of the arguments passed to them; empty
         when the arguments do not fit the signature (too many, an unknown keyword): that call fails."""
-        params = function.positional[self.bound_positional :]
         bound: dict[str, Deps] = {}
+        for name, _, deps in self._slots(function):
+            bound[name] = bound.get(name, frozenset()) | deps
+        return bound
+
+    def arrays(self, function: Signature) -> frozenset[str]:
+        """The parameters of `function` that receive a JAX array from this call (`*args` and
+        `**kwargs` excepted: they are containers)."""
+        rest = (function.var_positional, function.var_keyword)
+        return frozenset(name for name, is_array, _ in self._slots(function) if is_array and name not in rest)
+
+    def _slots(self, function: Signature) -> list[tuple[str, bool, Deps]]:
+        """(parameter, argument is a JAX array, argument dependencies) per argument; empty when the
+        arguments do not fit the signature."""
+        params = function.positional[self.bound_positional :]
+        slots: list[tuple[str, bool, Deps]] = []
         for index, deps in enumerate(self.positional):
             if index < len(params):
-                bound[params[index]] = deps
+                slots.append((params[index], index in self.array_positions, deps))
             elif function.var_positional is not None:
-                bound[function.var_positional] = bound.get(function.var_positional, frozenset()) | deps
+                slots.append((function.var_positional, False, deps))
             else:
-                return {}
+                return []
         for name, deps in self.keywords:
             if name in params or name in function.keyword_only:
-                bound[name] = deps
+                slots.append((name, name in self.array_keywords, deps))
             elif function.var_keyword is not None:
-                bound[function.var_keyword] = bound.get(function.var_keyword, frozenset()) | deps
+                slots.append((function.var_keyword, False, deps))
             else:
-                return {}
-        return bound
+                return []
+        return slots
 
     def passed(self, function: Signature) -> frozenset[str]:
         """The parameters of `function` this call gives a value (all of them after `*args`/`**kwargs`)."""
@@ -114,6 +138,10 @@ its length (static), and indexing it needs a concrete key."""
 JAX_ARRAY = 4
 """Known to be a JAX array, traced or not: the result of a `jax.numpy`/`jax.random`/`jax.lax`/`jax.nn`
 call, of an `.at[...]` update, or of arithmetic, indexing or array methods on a JAX array."""
+
+ARRAY_VALUED = 1 << 11
+"""The result of arithmetic or an array method on a value that may be traced: whenever it is traced it is
+an array tracer (never None, a string or a container)."""
 
 
 @dataclass(frozen=True, slots=True)

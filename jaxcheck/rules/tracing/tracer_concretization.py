@@ -83,6 +83,11 @@ class TracerConcretization(Rule):
     summary = "`int()`/`float()`/`.item()`/NumPy/`math`/`range()`/list indexing/`axis=` on a traced value"
 
     VALID = (
+        # A helper that raises on a tracer (`if isinstance(v, Tracer): raise`) ends the traced path.
+        Valid("import jax\nimport jax.numpy as jnp\nimport numpy as np\ndef concrete(v):\n"
+              "    if isinstance(v, jax.core.Tracer):\n        raise TypeError('v must be concrete')\n    return float(v)\n"
+              "def validate(m, step):\n    if concrete(step) <= 0:\n        raise ValueError\n    return np.asarray(m)\n"
+              "def run(v):\n    return validate(jnp.ones(3), v)\njax.jit(run)(jnp.asarray(0.1))\n"),
         Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(m):\n    return jnp.linalg.matrix_power(m, 3)\n"),
         Valid("import jax\n@jax.jit\ndef f(labels):\n    return jax.nn.one_hot(labels, num_classes=10)\n"),
         # A `shard_map` argument whose `in_specs` entry is None is passed through unmapped and concrete.
@@ -105,6 +110,10 @@ class TracerConcretization(Rule):
         Valid("import jax\n@jax.jit\ndef f(xs):\n    for i in range(len(xs)):\n        xs = xs.at[i].set(0)\n    return xs\n"),
     )
     INVALID = (
+        Invalid("import jax\nimport jax.numpy as jnp\nimport numpy as np\ndef concrete(v):\n"
+                "    if isinstance(v, jax.core.Tracer):\n        raise TypeError('v must be concrete')\n    return float(v)\n"
+                "def validate(m, step):\n    out = np.asarray(m)\n    concrete(step)\n    return out\n"
+                "def run(v):\n    return validate(jnp.ones(3), v)\njax.jit(run)(jnp.asarray(0.1))\n", 9, 11),
         Invalid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(m, p):\n    return jnp.linalg.matrix_power(m, p)\n", 5, 39),
         Invalid("import jax\n@jax.jit\ndef f(labels, n):\n    return jax.nn.one_hot(labels, num_classes=n)\n", 4, 47),
         # A lambda bound to a name and jitted later is analysed like a `def`.

@@ -89,6 +89,12 @@ class ValueDependentShape(Rule):
               "    return lax.cond(p, done, going, r)\n"),
         Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x, r):\n"
               "    return jnp.repeat(x, r, total_repeat_length=8)\n"),
+        # A tracer is never None: an array passed from traced code never reaches `if w is None:`.
+        Valid("import jax\nimport jax.numpy as jnp\ndef helper(x, w=None):\n    if w is None:\n"
+              "        return jnp.nonzero(x)\n    return x * w\n@jax.jit\ndef f(x):\n    return helper(x, jnp.ones(3))\n"),
+        Valid("import jax.numpy as jnp\nfrom jax import lax\ndef going(r, d=None, shape=()):\n"
+              "    d = d if d is not None else jnp.ones(shape)\n    return r * d\n"
+              "def step(i, r, done):\n    return lax.switch(i, [going, going], r, (1 - done) * 0.9, (3,))\n"),
         Valid("import jax\nfrom jax import lax\nimport jax.numpy as jnp\ndef f(x):\n    n = lax.psum(1, 'i')\n"
               "    return jnp.zeros((n, 3)) + x\ng = jax.pmap(f, axis_name='i')\n"),
         # `in_axes=None` leaves a Python int unmapped, also for a staticmethod (no `self` is bound).
@@ -110,6 +116,16 @@ class ValueDependentShape(Rule):
     )
     INVALID = (
         Invalid("import jax\nfrom jax import lax\n@jax.jit\ndef f(n):\n    return lax.full((n, 3), 0.0)\n", 5, 22),
+        # ...but a None operand stays None, and `if mask is None:` runs under jit when a call omits it.
+        Invalid("import jax\nimport jax.numpy as jnp\ndef helper(x, w=None):\n    if w is None:\n"
+                "        return jnp.nonzero(x)\n    return x * w\n@jax.jit\ndef f(x):\n"
+                "    return helper(x, jnp.ones(3)) + helper(x)\n", 5, 16),
+        Invalid("import jax.numpy as jnp\nfrom jax import lax\ndef going(r, d=None, shape=()):\n"
+                "    d = d if d is not None else jnp.ones(shape)\n    return r * d\n"
+                "def step(i, r):\n    return lax.switch(i, [going, going], r, None, (3,))\n", 4, 42),
+        Invalid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x, mask=None):\n    if mask is None:\n"
+                "        return jnp.nonzero(x)\n    return x * mask\ny = f(jnp.ones(3)) + f(jnp.ones(3), jnp.ones(3))\n",
+                6, 16),
         Invalid("import jax\n@jax.jit\ndef f(key, m):\n    return jax.random.split(key, m)\n", 4, 34),
         Invalid("import jax\nimport jax.numpy as jnp\nfrom jax import lax\ndef done(r, shape=()):\n    return jnp.zeros(shape) + r\n"
                 "def going(r, shape=()):\n    return jnp.ones(shape) * r\n@jax.jit\ndef step(p, r, n):\n"

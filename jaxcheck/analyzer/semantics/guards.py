@@ -1,0 +1,182 @@
+"""Guards: what a branch or call proves concrete, and the values that then exist only where it holds.
+
+A mixin of :class:`jaxcheck.analyzer.semantics.builder.ModelBuilder`. `isinstance(x, int)`, `x is None`
+(a tracer is never None) and `isinstance(x, jax.core.Tracer)` followed by `raise` prove `x` concrete in a
+branch; so does a call to a helper that raises at once on a tracer. When `x` still holds a parameter,
+every value of the branch is *guarded* (:attr:`ParamDep.unless`): the solve then leaves out the calls that
+certainly pass a tracer there, since they never reach the branch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import libcst as cst
+
+import jaxcheck.analyzer.semantics.jax_api as jax_api
+from jaxcheck.analyzer.semantics.records import ModuleRecords
+from jaxcheck.analyzer.semantics.scopes import Scope, ScopeKind, qualified_name
+from jaxcheck.analyzer.semantics.summary import FunctionSummary
+from jaxcheck.analyzer.semantics.values import UNKNOWN, CallDep, Dep, Deps, ParamDep, Value
+
+
+class GuardReader:
+    """Reads guards while the one traversal runs, and applies them to the current environment."""
+
+    scope: Scope
+    records: ModuleRecords
+    functions: dict[str, FunctionSummary]
+    _narrowings: dict[int, tuple[set[str], set[str]]]
+    _rejects_tracers: dict[str, frozenset[str]]
+    _conditional: int
+    _concrete_after_statement: set[str]
+
+    def _isinstance_narrowing(self, test: cst.BaseExpression) -> tuple[set[str], set[str]]:
+        """Names proven concrete (not tracers) when `test` is true, and when it is false:
+        `isinstance(x, int)` proves `x` concrete when true, `isinstance(x, jax.core.Tracer)` when false.
+        Memoized per node: `and` chains ask about every prefix."""
+        cached = self._narrowings.get(id(test))
+        if cached is None:
+            cached = self._narrowings[id(test)] = self._compute_narrowing(test)
+        return cached
+
+    def _compute_narrowing(self, test: cst.BaseExpression) -> tuple[set[str], set[str]]:
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            when_true, when_false = self._isinstance_narrowing(test.expression)
+            return when_false, when_true
+        if isinstance(test, cst.BooleanOperation):
+            left_true, left_false = self._isinstance_narrowing(test.left)
+            right_true, right_false = self._isinstance_narrowing(test.right)
+            if isinstance(test.operator, cst.And):
+                return left_true | right_true, set()
+            return set(), left_false | right_false
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name):
+            comparison = test.comparisons[0]  # `x is None`: a tracer is never None
+            if isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None":
+                if isinstance(comparison.operator, cst.Is):
+                    return {test.left.value}, set()
+                if isinstance(comparison.operator, cst.IsNot):
+                    return set(), {test.left.value}
+            return set(), set()
+        if not (isinstance(test, cst.Call) and self.records.call_names.get(id(test)) == "builtins.isinstance"):
+            return set(), set()
+        if len(test.args) != 2 or not isinstance(test.args[0].value, cst.Name):
+            return set(), set()
+        types = test.args[1].value
+        members = [e.value for e in types.elements] if isinstance(types, cst.Tuple) else [types]
+        names = [qualified_name(self.scope, member) for member in members]
+        if None in names:
+            return set(), set()
+        subject = {test.args[0].value.value}
+        if all(name in jax_api.TRACER_TYPES for name in names):
+            return set(), subject
+        if not any(name in jax_api.TRACER_TYPES for name in names):
+            return subject, set()
+        return set(), set()
+
+    def _assume_concrete(self, names: set[str]) -> None:
+        """Mark `names` as concrete in the current branch (shadowing any enclosing comprehension value).
+
+        A name that still holds a parameter of the current function guards the branch: every value of
+        the function's environment now exists only in calls where that parameter is not a tracer
+        (:attr:`ParamDep.unless`), so a call that certainly passes a tracer there never reaches it."""
+        function = self.scope.function_scope()
+        guards = {name for name in names if function.kind is ScopeKind.FUNCTION and self._holds_parameter(name, function.key)}
+        for name in names:
+            self.scope.env[name] = UNKNOWN
+        if guards:
+            for env in {id(scope.env): scope.env for scope in (self.scope, function)}.values():
+                for name, value in env.items():
+                    env[name] = _guarded(value, function.key, frozenset(guards))
+
+    def _holds_parameter(self, name: str, function_key: str) -> bool:
+        """Whether `name` still holds the current function's parameter of that name."""
+        deps = self.scope.load(name).deps
+        if len(deps) != 1:
+            return False
+        (dep,) = deps
+        return isinstance(dep, ParamDep) and dep.function == function_key and dep.name == name
+
+    def _tracer_rejecting_params(self, node: cst.FunctionDef) -> frozenset[str]:
+        """The parameters whose tracer makes `node` raise at once: after its docstring, its body opens
+        with guards `if isinstance(p, jax.core.Tracer): raise ...`."""
+        rejected: set[str] = set()
+        statements = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        for index, statement in enumerate(statements):
+            if index == 0 and _is_docstring(statement):
+                continue
+            if not (isinstance(statement, cst.If) and statement.orelse is None and _ends_in_raise(statement.body)):
+                break
+            test = statement.test
+            if not (isinstance(test, cst.Call) and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
+                break
+            if qualified_name(self.scope, test.func) != "builtins.isinstance":
+                break
+            if qualified_name(self.scope, test.args[1].value) not in jax_api.TRACER_TYPES:
+                break
+            rejected.add(test.args[0].value.value)
+        return frozenset(rejected) & frozenset(self.functions[self.records.function_keys[id(node)]].parameters)
+
+    def _note_tracer_rejection(self, node: cst.Call, callee: str, bound: int) -> None:
+        """A call, evaluated whenever its statement runs, that passes one of the current function's
+        parameters to a parameter `callee` rejects tracers for: the rest of the block runs only where
+        that parameter is concrete (applied when the statement ends)."""
+        rejected = self._rejects_tracers.get(callee)
+        current = self.scope.function_scope()
+        if not rejected or self._conditional or current.kind is not ScopeKind.FUNCTION:
+            return
+        function = self.functions[callee]
+        for position, arg in enumerate(node.args):
+            if arg.star:
+                return
+            name = function.parameter_for(None if arg.keyword else position, arg.keyword.value if arg.keyword else None, bound)
+            if name in rejected and isinstance(arg.value, cst.Name):
+                if self._holds_parameter(arg.value.value, current.key):
+                    self._concrete_after_statement.add(arg.value.value)
+
+    def _end_statement(self) -> None:
+        """Apply what the statement just evaluated proved concrete (see :meth:`_note_tracer_rejection`)."""
+        if self._concrete_after_statement:
+            names, self._concrete_after_statement = self._concrete_after_statement, set()
+            self._assume_concrete(names)
+
+
+def _guarded(value: Value, function: str, guards: frozenset[str]) -> Value:
+    """`value` as it exists in a branch that runs only where the `guards` parameters of `function`
+    are not tracers."""
+    if not value.deps and value.elements is None:
+        return value
+    elements = None if value.elements is None else tuple(_guarded(e, function, guards) for e in value.elements)
+    return Value(_guarded_deps(value.deps, function, guards), value.flags, elements)
+
+
+def _guarded_deps(deps: Deps, function: str, guards: frozenset[str]) -> Deps:
+    """`deps` with the guard added to `function`'s parameters, also where they are passed to a call."""
+    guarded: set[Dep] = set()
+    for dep in deps:
+        if isinstance(dep, ParamDep) and dep.function == function:
+            dep = replace(dep, unless=dep.unless | guards)
+        elif isinstance(dep, CallDep) and dep.caller == function:
+            arguments = dep.arguments
+            positional = tuple(_guarded_deps(d, function, guards) for d in arguments.positional)
+            keywords = tuple((k, _guarded_deps(d, function, guards)) for k, d in arguments.keywords)
+            dep = replace(dep, arguments=replace(arguments, positional=positional, keywords=keywords))
+        guarded.add(dep)
+    return frozenset(guarded)
+
+
+def _is_docstring(statement: cst.CSTNode) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def _ends_in_raise(suite: cst.BaseSuite) -> bool:
+    statements = suite.body
+    last = statements[-1] if statements else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1] if last.body else None
+    return isinstance(last, cst.Raise)
