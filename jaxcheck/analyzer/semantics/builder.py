@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import libcst as cst
 
@@ -39,7 +40,7 @@ from jaxcheck.analyzer.semantics.summary import (
 )
 from jaxcheck.analyzer.semantics.syntax import argument, at_receiver, chain_root, dotted, literal_strings
 from jaxcheck.analyzer.semantics.annotations import AnnotationReader
-from jaxcheck.analyzer.semantics.guards import GuardReader
+from jaxcheck.analyzer.semantics.guards import GuardReader, Narrowed, Narrowing
 from jaxcheck.analyzer.semantics.trace_roots import TraceRootReader
 from jaxcheck.analyzer.semantics.values import (
     ARRAY_VALUED,
@@ -117,7 +118,7 @@ class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
         """Per function key, the parameters it raises on at once when they hold a tracer."""
         self._conditional = 0
         """How many enclosing expressions may skip what is being evaluated (`a if c else b`, `x and y`)."""
-        self._concrete_after_statement: set[str] = set()
+        self._concrete_after_statement: set[Narrowed] = set()
         self._immediate_args: dict[int, list[Value]] = {}
         """The argument values of those calls (`x`), by the id of the call."""
         self.returns: dict[str, Value] = {}
@@ -127,7 +128,7 @@ class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
         self.scope = Scope(ScopeKind.MODULE, module_name, None)
         self._pending: deque[_PendingBody] = deque()
         self._lambda_counts: dict[str, int] = {}
-        self._narrowings: dict[int, tuple[set[str], set[str]]] = {}
+        self._narrowings: dict[int, Narrowing] = {}
         self._branches: list[tuple[int, int]] = []
         self._loops: list[int] = []
         self._order = 0
@@ -884,7 +885,7 @@ class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
         narrowed = concrete_if_true if isinstance(node.operator, cst.And) else concrete_if_false
         return left.joined(self._eval_narrowed(node.right, narrowed))
 
-    def _eval_narrowed(self, node: cst.BaseExpression, concrete: set[str]) -> Value:
+    def _eval_narrowed(self, node: cst.BaseExpression, concrete: set[Narrowed]) -> Value:
         """Evaluate `node`, which may not run at all, in a branch where `concrete` names are known not
         to be tracers."""
         scope, function = self.scope, self.scope.function_scope()
@@ -1105,7 +1106,7 @@ class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
     def _arguments(self, node: cst.Call, args: list[Value], bound: int) -> CallArguments:
         positional: list[Deps] = []
         keywords: list[tuple[str, Deps]] = []
-        array_positions, array_keywords = _array_arguments(node.args, args)
+        facts = _argument_facts(node.args, args)
         has_star = False
         for arg, value in zip(node.args, args):
             if arg.star:
@@ -1114,7 +1115,7 @@ class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
                 keywords.append((arg.keyword.value, value.deps))
             elif not has_star:
                 positional.append(value.deps)
-        return CallArguments(tuple(positional), tuple(keywords), bound, has_star, array_positions, array_keywords)
+        return CallArguments(tuple(positional), tuple(keywords), bound, has_star, **facts._asdict())
 
     def _local_call(self, node: cst.Call, key: str, args: list[Value], bound: int) -> Value:
         self._note_tracer_rejection(node, key, bound)
@@ -1172,9 +1173,8 @@ class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
             return spec
         positional = sum(1 for arg in call.args if arg.keyword is None)
         keywords = frozenset(arg.keyword.value for arg in call.args if arg.keyword is not None)
-        array_positions, array_keywords = _array_arguments(call.args, self._immediate_args.get(id(call), []))
-        return replace(spec, positional_limit=positional, passed_keywords=keywords,
-                       array_positions=array_positions, array_keywords=array_keywords)
+        facts = _argument_facts(call.args, self._immediate_args.get(id(call), []))
+        return replace(spec, positional_limit=positional, passed_keywords=keywords, **facts._asdict())
 
     def _callable_origin(self, target: cst.BaseExpression) -> CallableOrigin | None:
         """How the callable a transform is applied to was created in the current function, if it was."""
@@ -1205,8 +1205,9 @@ class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
             operands = None
             if slot.arity is None and arity is not None:  # the branches are called with the operands
                 operand_args, operand_values = node.args[len(args) - arity :], args[len(args) - arity :]
-                operands = CallArguments(tuple(value.deps for value in operand_values))
-                spec = replace(spec, array_positions=_array_arguments(operand_args, operand_values)[0])
+                facts = _argument_facts(operand_args, operand_values)
+                operands = CallArguments(tuple(value.deps for value in operand_values), **facts._asdict())
+                spec = replace(spec, **facts._asdict())
             body = argument(node, slot.position, (slot.keyword,))
             if body is None:
                 continue
@@ -1234,23 +1235,48 @@ def _array_valued(*operands: Value) -> int:
     return flags
 
 
-def _array_arguments(args: Sequence[cst.Arg], values: Sequence[Value]) -> tuple[frozenset[int], frozenset[str]]:
-    """The positions and keywords of the arguments known to be JAX arrays (none after a `*args`)."""
-    positions: set[int] = set()
-    keywords: set[str] = set()
+class _ArgumentFacts(NamedTuple):
+    """What is known of a call's arguments, by position and keyword (the fields of :class:`CallArguments`
+    and :class:`TraceSpec` of the same names)."""
+
+    array_positions: frozenset[int]
+    array_keywords: frozenset[str]
+    present_positions: frozenset[int]
+    present_keywords: frozenset[str]
+
+
+_NEVER_NONE = (
+    cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString,
+    cst.Tuple, cst.List, cst.Dict, cst.Set, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.Lambda,
+)
+
+
+def _argument_facts(args: Sequence[cst.Arg], values: Sequence[Value]) -> _ArgumentFacts:
+    """Which arguments are arrays (tracers whenever traced) and which are never None: literals,
+    containers, `x.shape`-like attributes (nothing after a `*args`)."""
+    arrays: tuple[set[int], set[str]] = (set(), set())
+    present: tuple[set[int], set[str]] = (set(), set())
     position = 0
     for arg, value in zip(args, values):
         if arg.star:
             break
-        is_array = bool(value.flags & (JAX_ARRAY | ARRAY_VALUED))
-        if arg.keyword is not None:
-            if is_array:
-                keywords.add(arg.keyword.value)
-        else:
-            if is_array:
-                positions.add(position)
+        slot: int | str = arg.keyword.value if arg.keyword is not None else position
+        if arg.keyword is None:
             position += 1
-    return frozenset(positions), frozenset(keywords)
+        if value.flags & (JAX_ARRAY | ARRAY_VALUED):
+            _add(arrays, slot)
+        elif value.flags & PYTHON_CONTAINER or isinstance(arg.value, _NEVER_NONE) or (
+            isinstance(arg.value, cst.Attribute) and arg.value.attr.value in PROBE_ATTRIBUTES
+        ):
+            _add(present, slot)
+    return _ArgumentFacts(frozenset(arrays[0]), frozenset(arrays[1]), frozenset(present[0]), frozenset(present[1]))
+
+
+def _add(slots: tuple[set[int], set[str]], slot: int | str) -> None:
+    if isinstance(slot, int):
+        slots[0].add(slot)
+    else:
+        slots[1].add(slot)
 
 
 def _operand_count(node: cst.Call, slots: Sequence[jax_api.BodySlot]) -> int | None:

@@ -10,6 +10,7 @@ certainly pass a tracer there, since they never reach the branch.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import NamedTuple
 
 import libcst as cst
 
@@ -20,18 +21,29 @@ from jaxcheck.analyzer.semantics.summary import FunctionSummary
 from jaxcheck.analyzer.semantics.values import UNKNOWN, CallDep, Dep, Deps, ParamDep, Value
 
 
+class Narrowed(NamedTuple):
+    """A name a test proves concrete in one branch; `none` when it proves it None (`x is None`)."""
+
+    name: str
+    none: bool = False
+
+
+Narrowing = tuple[set[Narrowed], set[Narrowed]]
+"""What a test proves when it is true, and when it is false."""
+
+
 class GuardReader:
     """Reads guards while the one traversal runs, and applies them to the current environment."""
 
     scope: Scope
     records: ModuleRecords
     functions: dict[str, FunctionSummary]
-    _narrowings: dict[int, tuple[set[str], set[str]]]
+    _narrowings: dict[int, Narrowing]
     _rejects_tracers: dict[str, frozenset[str]]
     _conditional: int
-    _concrete_after_statement: set[str]
+    _concrete_after_statement: set[Narrowed]
 
-    def _isinstance_narrowing(self, test: cst.BaseExpression) -> tuple[set[str], set[str]]:
+    def _isinstance_narrowing(self, test: cst.BaseExpression) -> Narrowing:
         """Names proven concrete (not tracers) when `test` is true, and when it is false:
         `isinstance(x, int)` proves `x` concrete when true, `isinstance(x, jax.core.Tracer)` when false.
         Memoized per node: `and` chains ask about every prefix."""
@@ -40,7 +52,7 @@ class GuardReader:
             cached = self._narrowings[id(test)] = self._compute_narrowing(test)
         return cached
 
-    def _compute_narrowing(self, test: cst.BaseExpression) -> tuple[set[str], set[str]]:
+    def _compute_narrowing(self, test: cst.BaseExpression) -> Narrowing:
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             when_true, when_false = self._isinstance_narrowing(test.expression)
             return when_false, when_true
@@ -54,9 +66,9 @@ class GuardReader:
             comparison = test.comparisons[0]  # `x is None`: a tracer is never None
             if isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None":
                 if isinstance(comparison.operator, cst.Is):
-                    return {test.left.value}, set()
+                    return {Narrowed(test.left.value, none=True)}, set()
                 if isinstance(comparison.operator, cst.IsNot):
-                    return set(), {test.left.value}
+                    return set(), {Narrowed(test.left.value, none=True)}
             return set(), set()
         if not (isinstance(test, cst.Call) and self.records.call_names.get(id(test)) == "builtins.isinstance"):
             return set(), set()
@@ -67,27 +79,34 @@ class GuardReader:
         names = [qualified_name(self.scope, member) for member in members]
         if None in names:
             return set(), set()
-        subject = {test.args[0].value.value}
+        subject = {Narrowed(test.args[0].value.value)}
         if all(name in jax_api.TRACER_TYPES for name in names):
             return set(), subject
         if not any(name in jax_api.TRACER_TYPES for name in names):
             return subject, set()
         return set(), set()
 
-    def _assume_concrete(self, names: set[str]) -> None:
-        """Mark `names` as concrete in the current branch (shadowing any enclosing comprehension value).
+    def _assume_concrete(self, narrowed: set[Narrowed]) -> None:
+        """Mark the `narrowed` names as concrete in the current branch (shadowing any enclosing
+        comprehension value).
 
         A name that still holds a parameter of the current function guards the branch: every value of
         the function's environment now exists only in calls where that parameter is not a tracer
-        (:attr:`ParamDep.unless`), so a call that certainly passes a tracer there never reaches it."""
+        (:attr:`ParamDep.unless`) or, for `x is None`, is None (:attr:`ParamDep.absent`); a call that
+        certainly passes a tracer (or a value) there never reaches it."""
         function = self.scope.function_scope()
-        guards = {name for name in names if function.kind is ScopeKind.FUNCTION and self._holds_parameter(name, function.key)}
-        for name in names:
+        unless: set[str] = set()
+        absent: set[str] = set()
+        for name, none in narrowed:
+            if function.kind is ScopeKind.FUNCTION and self._holds_parameter(name, function.key):
+                (absent if none else unless).add(name)
+        for name, _ in narrowed:
             self.scope.env[name] = UNKNOWN
-        if guards:
+        if unless or absent:
+            guard = frozenset(unless), frozenset(absent)
             for env in {id(scope.env): scope.env for scope in (self.scope, function)}.values():
                 for name, value in env.items():
-                    env[name] = _guarded(value, function.key, frozenset(guards))
+                    env[name] = _guarded(value, function.key, guard)
 
     def _holds_parameter(self, name: str, function_key: str) -> bool:
         """Whether `name` still holds the current function's parameter of that name."""
@@ -132,7 +151,7 @@ class GuardReader:
             name = function.parameter_for(None if arg.keyword else position, arg.keyword.value if arg.keyword else None, bound)
             if name in rejected and isinstance(arg.value, cst.Name):
                 if self._holds_parameter(arg.value.value, current.key):
-                    self._concrete_after_statement.add(arg.value.value)
+                    self._concrete_after_statement.add(Narrowed(arg.value.value))
 
     def _end_statement(self) -> None:
         """Apply what the statement just evaluated proved concrete (see :meth:`_note_tracer_rejection`)."""
@@ -141,25 +160,29 @@ class GuardReader:
             self._assume_concrete(names)
 
 
-def _guarded(value: Value, function: str, guards: frozenset[str]) -> Value:
-    """`value` as it exists in a branch that runs only where the `guards` parameters of `function`
-    are not tracers."""
+Guard = tuple[frozenset[str], frozenset[str]]
+"""The parameters a branch needs concrete, and those it needs None (see :class:`ParamDep`)."""
+
+
+def _guarded(value: Value, function: str, guard: Guard) -> Value:
+    """`value` as it exists in a branch that runs only where `guard` holds for `function`."""
     if not value.deps and value.elements is None:
         return value
-    elements = None if value.elements is None else tuple(_guarded(e, function, guards) for e in value.elements)
-    return Value(_guarded_deps(value.deps, function, guards), value.flags, elements)
+    elements = None if value.elements is None else tuple(_guarded(e, function, guard) for e in value.elements)
+    return Value(_guarded_deps(value.deps, function, guard), value.flags, elements)
 
 
-def _guarded_deps(deps: Deps, function: str, guards: frozenset[str]) -> Deps:
+def _guarded_deps(deps: Deps, function: str, guard: Guard) -> Deps:
     """`deps` with the guard added to `function`'s parameters, also where they are passed to a call."""
+    unless, absent = guard
     guarded: set[Dep] = set()
     for dep in deps:
         if isinstance(dep, ParamDep) and dep.function == function:
-            dep = replace(dep, unless=dep.unless | guards)
+            dep = replace(dep, unless=dep.unless | unless, absent=dep.absent | absent)
         elif isinstance(dep, CallDep) and dep.caller == function:
             arguments = dep.arguments
-            positional = tuple(_guarded_deps(d, function, guards) for d in arguments.positional)
-            keywords = tuple((k, _guarded_deps(d, function, guards)) for k, d in arguments.keywords)
+            positional = tuple(_guarded_deps(d, function, guard) for d in arguments.positional)
+            keywords = tuple((k, _guarded_deps(d, function, guard)) for k, d in arguments.keywords)
             dep = replace(dep, arguments=replace(arguments, positional=positional, keywords=keywords))
         guarded.add(dep)
     return frozenset(guarded)

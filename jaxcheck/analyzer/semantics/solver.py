@@ -35,15 +35,18 @@ class FunctionTrace:
 @dataclass(frozen=True, slots=True)
 class Context:
     """One way a function is traced (a root, or a call from traced code): the parameters that may
-    receive tracers, and those that certainly do (a JAX array passed where the call is visible)."""
+    receive tracers, those that certainly do (an array passed where the call is visible), and those
+    that certainly receive a value other than None (which includes every certain tracer)."""
 
     traced: frozenset[str]
     tracers: frozenset[str] = frozenset()
+    present: frozenset[str] = frozenset()
 
     def reaches(self, dep: ParamDep) -> bool:
-        """Whether `dep` is a tracer in this context: its parameter is traced, and no parameter its
-        guard requires concrete certainly holds a tracer here."""
-        return dep.name in self.traced and not dep.unless & self.tracers
+        """Whether `dep` is a tracer in this context: its parameter is traced, and the guards of the
+        branch it lives in hold here (no certain tracer where it needs a concrete value, no certain
+        value where it needs None)."""
+        return dep.name in self.traced and not dep.unless & self.tracers and not dep.absent & self.present
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,9 +146,9 @@ class Solution:
                 parts.append(repr((target, sorted(function.inert_params))))
         return "\n".join(parts)
 
-    def _distinct_contexts(self, key: str) -> list[tuple[list[str], list[str]]]:
+    def _distinct_contexts(self, key: str) -> list[tuple[list[str], list[str], list[str]]]:
         distinct = set(self.contexts.get(key, {}).values())
-        return sorted((sorted(context.traced), sorted(context.tracers)) for context in distinct)
+        return sorted((sorted(context.traced), sorted(context.tracers), sorted(context.present)) for context in distinct)
 
     def is_traced(self, deps: Deps) -> bool:
         """True when a value with these dependencies is an abstract tracer on some traced path."""
@@ -168,7 +171,7 @@ class Solution:
         if isinstance(dep, ParamDep):
             if frame is not None and dep.function == frame.callee:
                 return frame.context.reaches(dep)
-            if not dep.unless:
+            if not dep.unless and not dep.absent:
                 return dep.name in self.traced_params.get(dep.function, ())
             return any(context.reaches(dep) for context in self.contexts.get(dep.function, {}).values())
         if isinstance(dep, StagedDep):
@@ -187,7 +190,8 @@ class Solution:
         traced = frozenset(
             name for name, deps in dep.arguments.bind(callee).items() if self._deps_traced(deps, frame)
         )
-        context = Context(traced, traced & dep.arguments.arrays(callee))
+        tracers = traced & dep.arguments.arrays(callee)
+        context = Context(traced, tracers, tracers | dep.arguments.present(callee))
         staged = self._dep_traced(StagedDep(dep.caller), frame)
         key = (dep.callee, context, staged, dep.index)
         known = self._returns.get(key)
@@ -272,7 +276,8 @@ def _apply(solution: Solution, key: str, spec: TraceSpec, never_passed: frozense
     if spec.staged:
         solution.staged.add(key)
     traced = spec.traced_params(function) - never_passed
-    solution.contexts.setdefault(key, {})[spec] = Context(traced, spec.tracer_params(function) & traced)
+    tracers = spec.tracer_params(function) & traced
+    solution.contexts.setdefault(key, {})[spec] = Context(traced, tracers, tracers | spec.present_params(function))
     if traced:
         solution.traced_params.setdefault(key, set()).update(traced)
 
@@ -290,7 +295,8 @@ def _propagate(solution: Solution, edge: CallEdge, callee_key: str) -> bool:
     if previous is not None:
         traced |= previous.traced
     passed_on = {name for name, deps in bound.items() if _certain_tracer(solution, edge.caller, deps)}
-    context = Context(traced, traced & (edge.arguments.arrays(callee) | passed_on))
+    tracers = traced & (edge.arguments.arrays(callee) | passed_on)
+    context = Context(traced, tracers, tracers | edge.arguments.present(callee))
     before = (len(solution.transforms.get(callee_key, ())), callee_key in solution.staged,
               len(solution.traced_params.get(callee_key, ())), callee_key in solution.cached, previous)
     contexts[edge] = context
@@ -312,7 +318,7 @@ def _certain_tracer(solution: Solution, caller: str, deps: Deps) -> bool:
     if len(deps) != 1:
         return False
     (dep,) = deps
-    if not isinstance(dep, ParamDep) or dep.function != caller or dep.unless:
+    if not isinstance(dep, ParamDep) or dep.function != caller or dep.unless or dep.absent:
         return False
     contexts = solution.contexts.get(caller, {}).values()
     return bool(contexts) and all(dep.name in context.tracers for context in contexts)

@@ -66,7 +66,8 @@ class TraceSpec:
     statically: the function is then traced, but no parameter is claimed to be a tracer.
     `caches` marks transforms whose traced program is reused on later calls (jit, pmap, lax bodies).
     `array_positions`/`array_keywords` name the arguments known to be JAX arrays where the call is
-    visible (`jax.jit(f)(x)`, `lax.switch` operands): those parameters are certainly tracers.
+    visible (`jax.jit(f)(x)`, `lax.switch` operands): those parameters are certainly tracers;
+    `present_positions`/`present_keywords` those known never to be None.
     """
 
     transform: str
@@ -83,12 +84,20 @@ class TraceSpec:
     caches: bool = False
     array_positions: frozenset[int] = frozenset()
     array_keywords: frozenset[str] = frozenset()
+    present_positions: frozenset[int] = frozenset()
+    present_keywords: frozenset[str] = frozenset()
 
     def tracer_params(self, function: FunctionSummary) -> frozenset[str]:
         """The traced parameters of `function` that certainly hold a tracer (not None, not a container)."""
+        return self.traced_params(function) & self._named(function, self.array_positions, self.array_keywords)
+
+    def present_params(self, function: FunctionSummary) -> frozenset[str]:
+        """The parameters of `function` that certainly receive a value other than None."""
+        return self._named(function, self.present_positions | self.array_positions, self.present_keywords | self.array_keywords)
+
+    def _named(self, function: FunctionSummary, positions: frozenset[int], keywords: frozenset[str]) -> frozenset[str]:
         free = function.positional[self.bound_positional :]
-        arrays = {free[p] for p in self.array_positions if p < len(free)} | self.array_keywords
-        return self.traced_params(function) & arrays
+        return frozenset({free[p] for p in positions if p < len(free)} | keywords)
 
     def traced_params(self, function: FunctionSummary) -> frozenset[str]:
         """The parameters of `function` that receive tracers under this transform.

@@ -23,12 +23,14 @@ from typing import Protocol, TypeAlias, Union
 @dataclass(frozen=True, slots=True)
 class ParamDep:
     """The value flows from parameter `name` of `function`. With `unless`, it exists only where those
-    parameters of `function` are concrete (a guard such as `if p is None:` or `if isinstance(p, Tracer):
-    raise` excludes the traced `p`), so it is traced only in a call that traces `name` but none of them."""
+    parameters of `function` are concrete (after `if isinstance(p, Tracer): raise`); with `absent`, only
+    where they are None (under `if p is None:`). It is traced only in a call that traces `name`, passes
+    no certain tracer to `unless` and no certain non-None value to `absent`."""
 
     function: str
     name: str
     unless: frozenset[str] = frozenset()
+    absent: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +53,10 @@ class Signature(Protocol):
     def parameters(self) -> tuple[str, ...]: ...
 
 
+_UNKNOWN, _PRESENT, _ARRAY = 0, 1, 2
+"""What an argument is known to be: anything, never None, or an array (a tracer whenever traced)."""
+
+
 @dataclass(frozen=True, slots=True)
 class CallArguments:
     """The arguments of one call, as dependency sets; `bound_positional` leading parameters are
@@ -64,6 +70,9 @@ class CallArguments:
     has_star: bool = False
     array_positions: frozenset[int] = frozenset()
     array_keywords: frozenset[str] = frozenset()
+    present_positions: frozenset[int] = frozenset()
+    present_keywords: frozenset[str] = frozenset()
+    """The arguments known never to be None (literals, containers, arrays, `x.shape`)."""
 
     def bind(self, function: Signature) -> dict[str, Deps]:
         """Map `function`'s parameter names to the dependencies of the arguments passed to them; empty
@@ -74,28 +83,36 @@ class CallArguments:
         return bound
 
     def arrays(self, function: Signature) -> frozenset[str]:
-        """The parameters of `function` that receive a JAX array from this call (`*args` and
-        `**kwargs` excepted: they are containers)."""
-        rest = (function.var_positional, function.var_keyword)
-        return frozenset(name for name, is_array, _ in self._slots(function) if is_array and name not in rest)
+        """The parameters of `function` that receive an array (a tracer whenever traced) from this
+        call (`*args` and `**kwargs` excepted: they are containers)."""
+        return frozenset(name for name, kind, _ in self._slots(function) if kind == _ARRAY)
 
-    def _slots(self, function: Signature) -> list[tuple[str, bool, Deps]]:
-        """(parameter, argument is a JAX array, argument dependencies) per argument; empty when the
-        arguments do not fit the signature."""
+    def present(self, function: Signature) -> frozenset[str]:
+        """The parameters of `function` that receive a value known never to be None from this call."""
+        return frozenset(name for name, kind, _ in self._slots(function) if kind != _UNKNOWN)
+
+    def _kind(self, position: int | None, keyword: str | None) -> int:
+        if position in self.array_positions or keyword in self.array_keywords:
+            return _ARRAY
+        return _PRESENT if position in self.present_positions or keyword in self.present_keywords else _UNKNOWN
+
+    def _slots(self, function: Signature) -> list[tuple[str, int, Deps]]:
+        """(parameter, what the argument is known to be, its dependencies) per argument; empty when
+        the arguments do not fit the signature. `*args`/`**kwargs` collect into unknown slots."""
         params = function.positional[self.bound_positional :]
-        slots: list[tuple[str, bool, Deps]] = []
+        slots: list[tuple[str, int, Deps]] = []
         for index, deps in enumerate(self.positional):
             if index < len(params):
-                slots.append((params[index], index in self.array_positions, deps))
+                slots.append((params[index], self._kind(index, None), deps))
             elif function.var_positional is not None:
-                slots.append((function.var_positional, False, deps))
+                slots.append((function.var_positional, _UNKNOWN, deps))
             else:
                 return []
         for name, deps in self.keywords:
             if name in params or name in function.keyword_only:
-                slots.append((name, name in self.array_keywords, deps))
+                slots.append((name, self._kind(None, name), deps))
             elif function.var_keyword is not None:
-                slots.append((function.var_keyword, False, deps))
+                slots.append((function.var_keyword, _UNKNOWN, deps))
             else:
                 return []
         return slots

@@ -89,6 +89,10 @@ class ValueDependentShape(Rule):
               "    return lax.cond(p, done, going, r)\n"),
         Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x, r):\n"
               "    return jnp.repeat(x, r, total_repeat_length=8)\n"),
+        # `if size is None:` never runs when every traced call passes a size.
+        Valid("import jax\nimport jax.numpy as jnp\ndef unique(x, size=None):\n    if size is None:\n"
+              "        return jnp.unique(x)\n    return jnp.unique(x, size=size)\n@jax.jit\ndef f(x):\n"
+              "    return unique(x, size=x.size) + unique(x, 3)\n"),
         # A tracer is never None: an array passed from traced code never reaches `if w is None:`.
         Valid("import jax\nimport jax.numpy as jnp\ndef helper(x, w=None):\n    if w is None:\n"
               "        return jnp.nonzero(x)\n    return x * w\n@jax.jit\ndef f(x):\n    return helper(x, jnp.ones(3))\n"),
@@ -117,6 +121,9 @@ class ValueDependentShape(Rule):
     INVALID = (
         Invalid("import jax\nfrom jax import lax\n@jax.jit\ndef f(n):\n    return lax.full((n, 3), 0.0)\n", 5, 22),
         # ...but a None operand stays None, and `if mask is None:` runs under jit when a call omits it.
+        Invalid("import jax\nimport jax.numpy as jnp\ndef unique(x, size=None):\n    if size is None:\n"
+                "        return jnp.unique(x)\n    return jnp.unique(x, size=size)\n@jax.jit\ndef f(x):\n"
+                "    return unique(x, size=3) + unique(x)\n", 5, 16),
         Invalid("import jax\nimport jax.numpy as jnp\ndef helper(x, w=None):\n    if w is None:\n"
                 "        return jnp.nonzero(x)\n    return x * w\n@jax.jit\ndef f(x):\n"
                 "    return helper(x, jnp.ones(3)) + helper(x)\n", 5, 16),
