@@ -116,6 +116,8 @@ class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
         """Transform calls called right away (`jax.vmap(f)(x)`), by id, with the call."""
         self._rejects_tracers: dict[str, frozenset[str]] = {}
         """Per function key, the parameters it raises on at once when they hold a tracer."""
+        self._draws: dict[str, set[str]] = {}
+        """Per function key, the parameters it passes as the key to a consuming `jax.random` call."""
         self._conditional = 0
         """How many enclosing expressions may skip what is being evaluated (`a if c else b`, `x and y`)."""
         self._concrete_after_statement: set[Narrowed] = set()
@@ -181,6 +183,7 @@ class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
             key: replace(
                 f, returns=self.returns.get(key, UNKNOWN).deps, return_elements=self._return_elements(key),
                 inert_params=self.parameter_use.inert(key, f.parameters),
+                draws=frozenset(self._draws.get(key, ())),
             )
             for key, f in self.functions.items()
         }
@@ -1034,6 +1037,7 @@ class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
                 qualified_name(self.scope, node.args[0].value)
             ):  # `partial(jax.random.normal, key)` draws where it is called
                 self.records.random_scopes.add(self._function_key)
+                self._note_draw(node, name)
             if name in PROBE_CALLS and node.args:
                 self._note_probe(node.args[0].value)
         args = early_args if early_args is not None else [self._eval(arg.value) for arg in node.args]
@@ -1090,6 +1094,7 @@ class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
             return UNKNOWN
         method = self._method_key(node.func)
         if method is not None:
+            self.records.call_names.setdefault(id(node), method)  # `self.m(...)` calls this module's `m`
             return self._local_call(node, method, args, self._self_bound(method))
         if isinstance(node.func, cst.Attribute):
             receiver = self._known(node.func.value)
@@ -1116,6 +1121,15 @@ class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
             elif not has_star:
                 positional.append(value.deps)
         return CallArguments(tuple(positional), tuple(keywords), bound, has_star, **facts._asdict())
+
+    def _note_draw(self, node: cst.Call, name: str) -> None:
+        """A `jax.random` call consuming its key: when that key is still the current function's
+        parameter, callers that pass one key twice to this function reuse it."""
+        key = argument(node, 0, ("key",))
+        if name in jax_api.NON_CONSUMING_RANDOM or not self._in_function or not isinstance(key, cst.Name):
+            return
+        if self._holds_parameter(key.value, self._function_key):
+            self._draws.setdefault(self._function_key, set()).add(key.value)
 
     def _local_call(self, node: cst.Call, key: str, args: list[Value], bound: int) -> Value:
         self._note_tracer_rejection(node, key, bound)

@@ -15,7 +15,7 @@ from jaxcheck.analyzer.semantics.syntax import at_receiver
 from jaxcheck.analyzer.semantics.prng import KeyReuse, find_key_reuses
 from jaxcheck.analyzer.semantics.scopes import BindingKind
 from jaxcheck.analyzer.semantics.solver import FunctionTrace, Solution
-from jaxcheck.analyzer.semantics.summary import ModuleSummary
+from jaxcheck.analyzer.semantics.summary import FunctionSummary, ModuleSummary
 from jaxcheck.analyzer.semantics.values import (
     BOOL_MASK,
     FILESYSTEM_PATH,
@@ -46,6 +46,7 @@ class SemanticModel:
         self._ranges: dict[int, CodeRange] = {}
         self._enclosing_traces: dict[str | None, FunctionTrace | None] = {}
         self._refs: set[tuple[str, str]] | None = None
+        self._drawing_callers: set[str] | None = None
 
     def locate(self, nodes: Iterable[cst.CSTNode]) -> None:
         """Compute the ranges of `nodes` in one pass over the file; :meth:`position` then reads them."""
@@ -290,9 +291,37 @@ class SemanticModel:
                           params.star_kwarg)
                 if isinstance(p, cst.Param)
             )
-        if scope not in self.records.random_scopes:
-            return []
-        return find_key_reuses(body, parameters, self.call_name, self._ignores_argument)
+        if scope in self.records.random_scopes:
+            return find_key_reuses(body, parameters, self.call_name, self._ignores_argument)
+        if scope in self._scopes_calling_drawers():  # no `jax.random` call here: only helpers that draw count
+            return find_key_reuses(body, parameters, self.call_name, self._draws_nothing)
+        return []
+
+    def _scopes_calling_drawers(self) -> set[str]:
+        """The scopes of this module that call a project function drawing from a key parameter."""
+        if self._drawing_callers is None:
+            self._drawing_callers = set()
+            for edge in self.summary.edges:
+                callee = self.solution.function_named(edge.callee)
+                if callee is not None and callee.draws:
+                    self._drawing_callers.add(edge.caller)
+        return self._drawing_callers
+
+    def _draws_nothing(self, call: cst.Call, position: int | None, keyword: str | None) -> bool:
+        """True unless the call's callee is a project function that passes the parameter this argument
+        binds to straight to a consuming `jax.random` call."""
+        name = self.call_name(call)
+        callee = self.solution.function_named(name) if name is not None else None
+        if callee is None:
+            return True
+        parameter = callee.parameter_for(position, keyword, self._bound_arguments(call, callee))
+        return parameter is None or parameter not in callee.draws
+
+    @staticmethod
+    def _bound_arguments(call: cst.Call, callee: FunctionSummary) -> int:
+        """1 when `call` is a method call (`obj.m(...)`) binding the callee's `self`/`cls`, else 0."""
+        bound_receiver = isinstance(call.func, cst.Attribute) and callee.positional[:1] in (("self",), ("cls",))
+        return 1 if bound_receiver else 0
 
     def _ignores_argument(self, call: cst.Call, position: int | None, keyword: str | None) -> bool:
         """True when the call's callee is a project function that only probes the parameter this

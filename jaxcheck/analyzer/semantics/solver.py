@@ -130,7 +130,7 @@ class Solution:
     def signature(self, summary: ModuleSummary) -> str:
         """A canonical text of what a lint of `summary`'s module depends on in this solve: how its
         functions are traced, which of them run repeatedly, and which parameters of the project
-        functions it imports only probe their argument. Two solves with equal signatures lint the
+        functions it imports only probe their argument or draw from it. Two solves with equal signatures lint the
         module identically."""
         parts: list[str] = []
         for key in sorted(summary.functions):
@@ -142,8 +142,8 @@ class Solution:
                 parts.append(repr((key, "repeated")))
         for target in sorted(set(summary.exports.values())):
             function = self.function_named(target)
-            if function is not None and function.inert_params and function.key not in summary.functions:
-                parts.append(repr((target, sorted(function.inert_params))))
+            if function is not None and (function.inert_params or function.draws) and function.key not in summary.functions:
+                parts.append(repr((target, sorted(function.inert_params), sorted(function.draws))))
         return "\n".join(parts)
 
     def _distinct_contexts(self, key: str) -> list[tuple[list[str], list[str], list[str]]]:

@@ -37,6 +37,8 @@ class FunctionSummary:
     inert_params: frozenset[str] = frozenset()
     memoized: bool = False
     defaults: frozenset[str] = frozenset()
+    draws: frozenset[str] = frozenset()
+    """Parameters the body passes as the key to a `jax.random` call that consumes it (`split`, `normal`)."""
 
     @property
     def parameters(self) -> tuple[str, ...]:

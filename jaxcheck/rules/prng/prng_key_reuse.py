@@ -60,6 +60,10 @@ class PrngKeyReuse(Rule):
     summary = "a PRNG key consumed twice: two samplers, use after `split`, or in a loop without re-splitting"
 
     VALID = (
+        # A helper that never draws from its key parameter consumes nothing.
+        Valid("import jax\nclass Env:\n    def noise(self, key, x):\n        return x + jax.random.normal(key)\n"
+              "    def observe(self, key, x):\n        del key\n        return x\n"
+              "    def step(self, key, x):\n        return self.observe(key, self.noise(key, x))\n"),
         Valid("import jax\ndef f(k):\n    ks = jax.random.split(k, 4)\n    a = jax.random.normal(ks[0])\n"
               "    b = jax.random.uniform(ks[1])\n    ks = jax.random.split(ks[3], 4)\n    return a + b + jax.random.normal(ks[0])\n"),
         # A key bound into `partial` is consumed where the partial is called.
@@ -102,6 +106,9 @@ class PrngKeyReuse(Rule):
         Valid("import jax\ndef init(key, n):\n    return n\ndef f(key):\n    m = init(key, 3)\n    return jax.random.normal(key, (m,))\n"),
     )
     INVALID = (
+        # A project helper that draws from its key, called twice with one key (no `jax.random` call here).
+        Invalid("import jax\ndef init(key, n):\n    return jax.random.normal(key, (n,))\n"
+                "def build(key):\n    w1 = init(key, 3)\n    w2 = init(key, 4)\n    return w1, w2\n", 6, 10),
         Invalid("import jax\ndef f(k):\n    ks = jax.random.split(k, 4)\n    a = jax.random.normal(ks[2])\n"
                 "    b = jax.random.uniform(ks[2])\n    return a + b\n", 5, 9, "ks[2]"),
         Invalid("import jax\nfrom functools import partial\ndef f(key):\n    draw = partial(jax.random.normal, key)\n"
