@@ -21,6 +21,7 @@ from jaxcheck.analyzer.project import absolute_module
 import jaxcheck.analyzer.semantics.jax_api as jax_api
 from jaxcheck.analyzer.semantics.bindings import MUTATING_METHODS, CallableOrigin, ChangeKind, ChangeSite
 from jaxcheck.analyzer.semantics.program_order import CallEvent
+from jaxcheck.analyzer.semantics.prng import is_key_like_name
 from jaxcheck.analyzer.semantics.parameter_use import PROBE_ATTRIBUTES, PROBE_CALLS, ParameterUse
 from jaxcheck.analyzer.semantics.records import ModuleRecords, OuterName, TransformSite
 from jaxcheck.analyzer.semantics.scopes import (
@@ -1038,6 +1039,10 @@ class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
             ):  # `partial(jax.random.normal, key)` draws where it is called
                 self.records.random_scopes.add(self._function_key)
                 self._note_draw(node, name)
+            elif self._is_library(name) and any(
+                arg.keyword is not None and is_key_like_name(arg.keyword.value) for arg in node.args
+            ):  # a library call taking `key=` (`eqx.nn.Linear(2, 2, key=k)`) draws from it
+                self.records.random_scopes.add(self._function_key)
             if name in PROBE_CALLS and node.args:
                 self._note_probe(node.args[0].value)
         args = early_args if early_args is not None else [self._eval(arg.value) for arg in node.args]
@@ -1121,6 +1126,12 @@ class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
             elif not has_star:
                 positional.append(value.deps)
         return CallArguments(tuple(positional), tuple(keywords), bound, has_star, **facts._asdict())
+
+    def _is_library(self, name: str) -> bool:
+        """Whether `name` is a callable of another package, not one that only moves keys (`builtins`,
+        JAX internals, NumPy): a project's own classes store a `key=` they are given."""
+        project = self.module_name.partition(".")[0]
+        return name.partition(".")[0] != project and not name.startswith(jax_api.KEY_NEUTRAL_PREFIXES)
 
     def _note_draw(self, node: cst.Call, name: str) -> None:
         """A `jax.random` call consuming its key: when that key is still the current function's

@@ -60,6 +60,9 @@ class PrngKeyReuse(Rule):
     summary = "a PRNG key consumed twice: two samplers, use after `split`, or in a loop without re-splitting"
 
     VALID = (
+        # A project's own record type stores the `key=` it is given; it draws nothing.
+        Valid("from typing import NamedTuple\nclass State(NamedTuple):\n    key: object\n"
+              "def reset(key):\n    return State(key=key), State(key=key)\n"),
         # A helper that never draws from its key parameter consumes nothing.
         Valid("import jax\nclass Env:\n    def noise(self, key, x):\n        return x + jax.random.normal(key)\n"
               "    def observe(self, key, x):\n        del key\n        return x\n"
@@ -106,6 +109,9 @@ class PrngKeyReuse(Rule):
         Valid("import jax\ndef init(key, n):\n    return n\ndef f(key):\n    m = init(key, 3)\n    return jax.random.normal(key, (m,))\n"),
     )
     INVALID = (
+        # A library layer taking `key=` draws its initial weights from it.
+        Invalid("import equinox as eqx\ndef make(key):\n    l1 = eqx.nn.Linear(2, 2, key=key)\n"
+                "    l2 = eqx.nn.Linear(2, 2, key=key)\n    return l1, l2\n", 4, 10),
         # A project helper that draws from its key, called twice with one key (no `jax.random` call here).
         Invalid("import jax\ndef init(key, n):\n    return jax.random.normal(key, (n,))\n"
                 "def build(key):\n    w1 = init(key, 3)\n    w2 = init(key, 4)\n    return w1, w2\n", 6, 10),
