@@ -1173,7 +1173,10 @@ class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
     def _transform_call(self, node: cst.Call, transform: jax_api.Transform) -> None:
         target = argument(node, 0, ("fun", "f"))
         if target is not None:
-            self._register_target(target, self._called_spec(self._spec(transform, node.args), node))
+            spec = self._spec(transform, node.args)
+            self._register_target(target, self._called_spec(spec, node))
+            if transform.in_axes == "in_axes" and not transform.caches and spec.unbatched_positions:
+                self._record_unbatched(node, target, spec)
             inner = self._callable_key(target) if self._in_function else None
             if inner is not None:  # `jax.grad(loss)(p)` inside a jitted body: `loss` runs under that jit too
                 self.edges[id(target)] = CallEdge(self._function_key, inner, CallArguments(), closure=True)
@@ -1181,6 +1184,20 @@ class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
                 origin = self._callable_origin(target)
                 site = TransformSite(self._site_function, tuple(self._loops), origin, transform.caches)
                 self.records.transform_sites[id(node)] = site
+
+    def _record_unbatched(self, node: cst.Call, target: cst.BaseExpression, spec: TraceSpec) -> None:
+        """`jax.vmap(f, in_axes=(None, 0))`: remember which function gets which arguments unmapped."""
+        method = self._method_key(target)
+        name = method or qualified_name(self.scope, target)
+        call = self._immediate_calls.get(id(node))
+        if call is not None and not any(arg.star or arg.keyword for arg in call.args):  # an unmapped None draws nothing
+            nones = {i for i, arg in enumerate(call.args) if isinstance(arg.value, cst.Name) and arg.value.value == "None"}
+            spec = replace(spec, unbatched_positions=frozenset(
+                p for p in spec.unbatched_positions if (p + len(call.args) if p < 0 else p) not in nones
+            ))
+        if name is not None and not name.startswith(_EXTERNAL_PREFIXES) and spec.unbatched_positions:
+            bound = spec.bound_positional + (self._self_bound(method) if method else 0)
+            self.records.unbatched_targets[id(node)] = (name, replace(spec, bound_positional=bound))
 
     def _callable_key(self, target: cst.BaseExpression | None) -> str | None:
         """The key of a function of this module that `target` names (a lambda, `f`, `partial(f, ...)`)."""

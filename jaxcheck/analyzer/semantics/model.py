@@ -297,6 +297,19 @@ class SemanticModel:
             return find_key_reuses(body, parameters, self.call_name, self._draws_nothing)
         return []
 
+    def unmapped_keys(self, node: cst.Call) -> list[str]:
+        """For a per-example batching call (`jax.vmap(f, in_axes=(None, 0))`): the parameters of `f` it
+        leaves unmapped that `f` passes straight to a consuming `jax.random` call, so every example
+        draws the same numbers."""
+        entry = self.records.unbatched_targets.get(id(node))
+        function = self.solution.function_named(entry[0]) if entry is not None else None
+        if entry is None or function is None or not function.draws:
+            return []
+        spec = entry[1]
+        free = function.positional[spec.bound_positional :]
+        positions = {p + len(free) if p < 0 else p for p in spec.unbatched_positions}
+        return sorted({free[p] for p in positions if 0 <= p < len(free)} & function.draws)
+
     def _scopes_calling_drawers(self) -> set[str]:
         """The scopes of this module that call a project function drawing from a key parameter."""
         if self._drawing_callers is None:

@@ -9,6 +9,7 @@ import libcst as cst
 from jaxcheck.analyzer.semantics.bindings import BindingHistory, CallableOrigin
 from jaxcheck.analyzer.semantics.program_order import ProgramOrder
 from jaxcheck.analyzer.semantics.scopes import BindingKind
+from jaxcheck.analyzer.semantics.summary import TraceSpec
 from jaxcheck.analyzer.semantics.values import Value
 
 
@@ -58,5 +59,8 @@ class ModuleRecords:
     """Keys of functions passed to host callbacks (`jax.debug.callback`): they run with concrete values."""
     ref_kernels: set[str] = field(default_factory=set)
     """Keys of Pallas kernels and scoped bodies: their parameters are mutable Refs."""
+    unbatched_targets: dict[int, tuple[str, TraceSpec]] = field(default_factory=dict)
+    """Per-example batching calls (`jax.vmap(f, in_axes=(None, 0))`) that leave arguments unmapped, by id,
+    with the function (key or qualified name) and the spec: an unmapped key is shared by the batch."""
     random_scopes: set[str] = field(default_factory=set)
     """Keys of the functions (and the module) whose own code calls `jax.random`."""

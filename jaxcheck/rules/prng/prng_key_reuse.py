@@ -16,7 +16,8 @@ class PrngKeyReuse(Rule):
     Finds a PRNG key that is consumed twice on some path through a function: two samplers on the
     same key, a use after `jax.random.split(key)` without rebinding `key`, a consumption inside a loop
     of a key that is not re-split in the loop, a key re-created from the same seed in every iteration,
-    or a key passed to another consumer (a model `init`, a helper) after it was used. Keys are
+    or a key passed to another consumer (a model `init`, a helper) after it was used; and a key that
+    `jax.vmap(f, in_axes=(None, ...))` leaves unmapped while `f` draws from it. Keys are
     values of `jax.random.key`/`PRNGKey`/`split`/`fold_in`, names passed as keys to `jax.random`, and
     parameters named `key`, `rng`, `*_key` or `prng*`.
 
@@ -60,6 +61,13 @@ class PrngKeyReuse(Rule):
     summary = "a PRNG key consumed twice: two samplers, use after `split`, or in a loop without re-splitting"
 
     VALID = (
+        Valid("import jax\ndef sample(state, key=None, u=None):\n    if u is None:\n        u = jax.random.uniform(key)\n"
+              "    return state * u\ndef batch(state, us):\n    return jax.vmap(sample, in_axes=(None, None, 0))(state, None, us)\n"),
+        # One key per example, or a shared key folded with the example's index.
+        Valid("import jax\ndef noisy(key, x):\n    return x + jax.random.normal(key)\n"
+              "def batch(key, xs):\n    keys = jax.random.split(key, xs.shape[0])\n    return jax.vmap(noisy)(keys, xs)\n"),
+        Valid("import jax\ndef noisy(key, i, x):\n    return x + jax.random.normal(jax.random.fold_in(key, i))\n"
+              "def batch(key, xs):\n    return jax.vmap(noisy, in_axes=(None, 0, 0))(key, jax.numpy.arange(3), xs)\n"),
         # A project's own record type stores the `key=` it is given; it draws nothing.
         Valid("from typing import NamedTuple\nclass State(NamedTuple):\n    key: object\n"
               "def reset(key):\n    return State(key=key), State(key=key)\n"),
@@ -109,6 +117,9 @@ class PrngKeyReuse(Rule):
         Valid("import jax\ndef init(key, n):\n    return n\ndef f(key):\n    m = init(key, 3)\n    return jax.random.normal(key, (m,))\n"),
     )
     INVALID = (
+        # An unmapped key drawn from in a vmapped function: one draw shared by the whole batch.
+        Invalid("import jax\ndef noisy(key, x):\n    return x + jax.random.normal(key)\n"
+                "def batch(key, xs):\n    return jax.vmap(noisy, in_axes=(None, 0))(key, xs)\n", 5, 12, "unmapped"),
         # A library layer taking `key=` draws its initial weights from it.
         Invalid("import equinox as eqx\ndef make(key):\n    l1 = eqx.nn.Linear(2, 2, key=key)\n"
                 "    l2 = eqx.nn.Linear(2, 2, key=key)\n    return l1, l2\n", 4, 10),
@@ -156,6 +167,12 @@ class PrngKeyReuse(Rule):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._check(self.model.key_reuses(node))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        for parameter in self.model.unmapped_keys(node):
+            self.report(node, f"PRNG key parameter `{parameter}` is left unmapped (`in_axes` None) but drawn from, so "
+                              "every example of the batch draws the same random bits; map over one key per "
+                              "example: `jax.random.split(key, n)` with `in_axes=0`")
 
     def _check(self, reuses: list[KeyReuse]) -> None:
         for reuse in reuses:
