@@ -257,6 +257,8 @@ KEY_SOURCES = frozenset(
     f"jax.random.{name}" for name in ("key", "PRNGKey", "split", "fold_in", "wrap_key_data", "clone")
 )
 SEEDED_KEY_SOURCES = frozenset({"jax.random.key", "jax.random.PRNGKey"})
+PER_EXAMPLE_TRANSFORMS = frozenset({"jax.vmap", "flax.nnx.vmap", "equinox.filter_vmap"})
+"""Transforms (display names) that run a function once per example of a batch."""
 KEYLESS_RANDOM = SEEDED_KEY_SOURCES | {"jax.random.wrap_key_data"}
 """`jax.random` calls whose first argument is a seed or key data, not a key."""
 NON_CONSUMING_RANDOM = frozenset(

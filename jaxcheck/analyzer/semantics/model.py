@@ -8,6 +8,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from jaxcheck.analyzer.positions import node_ranges
+import jaxcheck.analyzer.semantics.jax_api as jax_api
 
 from jaxcheck.analyzer.semantics.bindings import ChangeSite
 from jaxcheck.analyzer.semantics.records import ModuleRecords, OuterName, TransformSite
@@ -292,7 +293,9 @@ class SemanticModel:
                 if isinstance(p, cst.Param)
             )
         if scope in self.records.random_scopes:
-            return find_key_reuses(body, parameters, self.call_name, self._ignores_argument)
+            trace = self.enclosing_trace(scope) if not isinstance(node, cst.Module) else None
+            per_example = trace is not None and bool(trace.transforms & jax_api.PER_EXAMPLE_TRANSFORMS)
+            return find_key_reuses(body, parameters, self.call_name, self._ignores_argument, per_example)
         if scope in self._scopes_calling_drawers():  # no `jax.random` call here: only helpers that draw count
             return find_key_reuses(body, parameters, self.call_name, self._draws_nothing)
         return []

@@ -23,7 +23,7 @@ import jaxcheck.analyzer.semantics.jax_api as jax_api
 CallName = Callable[[cst.Call], Optional[str]]
 IgnoresArgument = Callable[[cst.Call, Optional[int], Optional[str]], bool]
 """Whether a call's callee only probes the argument at this position (or keyword): nothing is drawn."""
-ReuseKind = Literal["again", "loop", "reseeded"]
+ReuseKind = Literal["again", "loop", "reseeded", "per_example"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +31,8 @@ class KeyReuse:
     """`node` consumes key `key` that `first` already consumed on some path. `kind` is "again" (two
     consumptions), "loop" (the same site on the next iteration of a loop that never re-splits the key)
     or "reseeded" (the key is re-created from the same seed in each iteration; `first` is the call
-    that creates it)."""
+    that creates it), or "per_example" (in a function batched per example, a key created from a seed
+    that is the same for every example is drawn from; `first` is the creating call)."""
 
     node: cst.Call
     key: str
@@ -116,14 +117,20 @@ class _Evidence(cst.CSTVisitor):
 
 
 def find_key_reuses(body: Sequence[cst.CSTNode], parameters: Iterable[str], call_name: CallName,
-                    ignores_argument: IgnoresArgument) -> list[KeyReuse]:
-    """The key reuses in a function body (or module) `body` whose parameters are `parameters`."""
+                    ignores_argument: IgnoresArgument, per_example: bool = False) -> list[KeyReuse]:
+    """The key reuses in a function body (or module) `body` whose parameters are `parameters`; with
+    `per_example` (the function runs once per example of a `vmap`), a key seeded with what no example
+    changes (literals, names the function does not bind) is shared by the batch."""
     evidence = _Evidence(call_name)
     for statement in body:
         statement.visit(evidence)
+    parameters = tuple(parameters)
     candidates = evidence.keys | {name for name in parameters if is_key_like_name(name)}
     keys = frozenset(candidates - evidence.indices)
     analysis = _Analysis(call_name, ignores_argument, keys, evidence.indices)
+    if per_example:
+        bound = set(parameters).union(*(_assigned_names(statement) for statement in body))
+        analysis.batch_bound = frozenset(bound)
     analysis.block(body, {name: _FRESH for name in keys})
     return list(analysis.reports.values())
 
@@ -138,6 +145,9 @@ class _Analysis:
         self.nodes: dict[int, cst.CSTNode] = {}
         self.origins: dict[int, int] = {}  # creating call -> first consumption of a key it made
         self.loops: list[_Loop] = []
+        self.batch_bound: frozenset[str] | None = None
+        """In a function run once per example: the names it binds (a seed built from others is shared)."""
+        self.batch_origins: set[int] = set()
         self.reports: dict[tuple[int, str], KeyReuse] = {}
         self.partials: dict[str, tuple[str, ...]] = {}
         self.named_partials: set[int] = set()
@@ -391,6 +401,8 @@ class _Analysis:
             self._report(KeyReuse(site, name, first, "loop" if first is site else "again"))
         elif key.origin is not None and key.origin in self.origins:
             self._report(KeyReuse(site, name, self.nodes[key.origin], "reseeded"))
+        elif key.origin in self.batch_origins:
+            self._report(KeyReuse(site, name, self.nodes[key.origin], "per_example"))
         if key.origin is not None:
             self.origins.setdefault(key.origin, id(site))
         state[name] = _Key(key.sites or (id(site),), key.origin)
@@ -479,8 +491,17 @@ class _Analysis:
         return None
 
     def seeded_origin(self, value: cst.BaseExpression | None) -> int | None:
-        """The id of `jax.random.key(seed)` inside a loop when `seed` is the same in every iteration."""
-        if not (self.loops and isinstance(value, cst.Call)) or self.call_name(value) not in jax_api.SEEDED_KEY_SOURCES:
+        """The id of `jax.random.key(seed)` inside a loop when `seed` is the same in every iteration, or
+        in a function run per example when `seed` is the same for every example."""
+        if not isinstance(value, cst.Call) or self.call_name(value) not in jax_api.SEEDED_KEY_SOURCES:
+            return None
+        if not self.loops:
+            if self.batch_bound is None or not value.args:
+                return None
+            if all(_invariant(arg.value, self.batch_bound) for arg in value.args):
+                self.nodes[id(value)] = value
+                self.batch_origins.add(id(value))
+                return id(value)
             return None
         assigned = self.loops[-1].assigned
         if value.args and all(_invariant(arg.value, assigned) for arg in value.args):

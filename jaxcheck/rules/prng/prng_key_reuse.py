@@ -61,6 +61,10 @@ class PrngKeyReuse(Rule):
     summary = "a PRNG key consumed twice: two samplers, use after `split`, or in a loop without re-splitting"
 
     VALID = (
+        # A seed that differs per example (a mapped argument), or a fixed seed outside vmap.
+        Valid("import jax\ndef noisy(seed, x):\n    key = jax.random.PRNGKey(seed)\n    return x + jax.random.normal(key)\n"
+              "def batch(seeds, xs):\n    return jax.vmap(noisy)(seeds, xs)\n"),
+        Valid("import jax\n@jax.jit\ndef noisy(x):\n    key = jax.random.PRNGKey(7)\n    return x + jax.random.normal(key)\n"),
         Valid("import jax\ndef sample(state, key=None, u=None):\n    if u is None:\n        u = jax.random.uniform(key)\n"
               "    return state * u\ndef batch(state, us):\n    return jax.vmap(sample, in_axes=(None, None, 0))(state, None, us)\n"),
         # One key per example, or a shared key folded with the example's index.
@@ -117,6 +121,8 @@ class PrngKeyReuse(Rule):
         Valid("import jax\ndef init(key, n):\n    return n\ndef f(key):\n    m = init(key, 3)\n    return jax.random.normal(key, (m,))\n"),
     )
     INVALID = (
+        Invalid("import jax\ndef noisy(x):\n    key = jax.random.PRNGKey(7)\n    return x + jax.random.normal(key)\n"
+                "def batch(xs):\n    return jax.vmap(noisy)(xs)\n", 4, 16, "every example"),
         # An unmapped key drawn from in a vmapped function: one draw shared by the whole batch.
         Invalid("import jax\ndef noisy(key, x):\n    return x + jax.random.normal(key)\n"
                 "def batch(key, xs):\n    return jax.vmap(noisy, in_axes=(None, 0))(key, xs)\n", 5, 12, "unmapped"),
@@ -184,6 +190,10 @@ class PrngKeyReuse(Rule):
             elif reuse.kind == "loop":
                 message = (f"PRNG key {key} is consumed in every iteration of this loop but never re-split in "
                            f"it, so every iteration draws the same random bits; {_SPLIT} inside the loop")
+            elif reuse.kind == "per_example":
+                message = (f"PRNG key {key} is created from a seed that is the same for every example (line "
+                           f"{first_line}) inside a function vmapped per example, so every example draws the "
+                           "same random bits; pass one key per example (`jax.random.split(key, n)`) instead")
             else:
                 message = (f"PRNG key {key} is re-created from the same seed (line {first_line}) in every "
                            "iteration of this loop, so every iteration draws the same random bits; create it "
