@@ -257,8 +257,12 @@ KEY_SOURCES = frozenset(
     f"jax.random.{name}" for name in ("key", "PRNGKey", "split", "fold_in", "wrap_key_data", "clone")
 )
 SEEDED_KEY_SOURCES = frozenset({"jax.random.key", "jax.random.PRNGKey"})
-PER_EXAMPLE_TRANSFORMS = frozenset({"jax.vmap", "flax.nnx.vmap", "equinox.filter_vmap"})
-"""Transforms (display names) that run a function once per example of a batch."""
+PER_ITEM_TRANSFORMS = frozenset({
+    "jax.vmap", "flax.nnx.vmap", "equinox.filter_vmap",
+    "jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop", "jax.lax.map",
+})
+"""Transforms (display names) whose function runs once per example of a batch or per loop step: a key
+it seeds with the same value every time gives every example (or step) the same draws."""
 KEYLESS_RANDOM = SEEDED_KEY_SOURCES | {"jax.random.wrap_key_data"}
 """`jax.random` calls whose first argument is a seed or key data, not a key."""
 NON_CONSUMING_RANDOM = frozenset(

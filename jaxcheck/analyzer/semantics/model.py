@@ -294,8 +294,8 @@ class SemanticModel:
             )
         if scope in self.records.random_scopes:
             trace = self.enclosing_trace(scope) if not isinstance(node, cst.Module) else None
-            per_example = trace is not None and bool(trace.transforms & jax_api.PER_EXAMPLE_TRANSFORMS)
-            return find_key_reuses(body, parameters, self.call_name, self._ignores_argument, per_example)
+            per_item = trace is not None and bool(trace.transforms & jax_api.PER_ITEM_TRANSFORMS)
+            return find_key_reuses(body, parameters, self.call_name, self._ignores_argument, per_item)
         if scope in self._scopes_calling_drawers():  # no `jax.random` call here: only helpers that draw count
             return find_key_reuses(body, parameters, self.call_name, self._draws_nothing)
         return []

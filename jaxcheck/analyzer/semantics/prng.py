@@ -23,7 +23,7 @@ import jaxcheck.analyzer.semantics.jax_api as jax_api
 CallName = Callable[[cst.Call], Optional[str]]
 IgnoresArgument = Callable[[cst.Call, Optional[int], Optional[str]], bool]
 """Whether a call's callee only probes the argument at this position (or keyword): nothing is drawn."""
-ReuseKind = Literal["again", "loop", "reseeded", "per_example"]
+ReuseKind = Literal["again", "loop", "reseeded", "per_item"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,8 +31,8 @@ class KeyReuse:
     """`node` consumes key `key` that `first` already consumed on some path. `kind` is "again" (two
     consumptions), "loop" (the same site on the next iteration of a loop that never re-splits the key)
     or "reseeded" (the key is re-created from the same seed in each iteration; `first` is the call
-    that creates it), or "per_example" (in a function batched per example, a key created from a seed
-    that is the same for every example is drawn from; `first` is the creating call)."""
+    that creates it), or "per_item" (in a function run once per example or loop step, a key created from
+    a seed that is the same every time is drawn from; `first` is the creating call)."""
 
     node: cst.Call
     key: str
@@ -117,10 +117,10 @@ class _Evidence(cst.CSTVisitor):
 
 
 def find_key_reuses(body: Sequence[cst.CSTNode], parameters: Iterable[str], call_name: CallName,
-                    ignores_argument: IgnoresArgument, per_example: bool = False) -> list[KeyReuse]:
+                    ignores_argument: IgnoresArgument, per_item: bool = False) -> list[KeyReuse]:
     """The key reuses in a function body (or module) `body` whose parameters are `parameters`; with
-    `per_example` (the function runs once per example of a `vmap`), a key seeded with what no example
-    changes (literals, names the function does not bind) is shared by the batch."""
+    `per_item` (the function runs once per example of a `vmap` or per step of a `lax` loop), a key seeded
+    with what no run changes (literals, names the function does not bind) is shared by all of them."""
     evidence = _Evidence(call_name)
     for statement in body:
         statement.visit(evidence)
@@ -128,7 +128,7 @@ def find_key_reuses(body: Sequence[cst.CSTNode], parameters: Iterable[str], call
     candidates = evidence.keys | {name for name in parameters if is_key_like_name(name)}
     keys = frozenset(candidates - evidence.indices)
     analysis = _Analysis(call_name, ignores_argument, keys, evidence.indices)
-    if per_example:
+    if per_item:
         bound = set(parameters).union(*(_assigned_names(statement) for statement in body))
         analysis.batch_bound = frozenset(bound)
     analysis.block(body, {name: _FRESH for name in keys})
@@ -146,7 +146,8 @@ class _Analysis:
         self.origins: dict[int, int] = {}  # creating call -> first consumption of a key it made
         self.loops: list[_Loop] = []
         self.batch_bound: frozenset[str] | None = None
-        """In a function run once per example: the names it binds (a seed built from others is shared)."""
+        """In a function run once per example or loop step: the names it binds (a seed built from others
+        is the same on every run)."""
         self.batch_origins: set[int] = set()
         self.reports: dict[tuple[int, str], KeyReuse] = {}
         self.partials: dict[str, tuple[str, ...]] = {}
@@ -402,7 +403,7 @@ class _Analysis:
         elif key.origin is not None and key.origin in self.origins:
             self._report(KeyReuse(site, name, self.nodes[key.origin], "reseeded"))
         elif key.origin in self.batch_origins:
-            self._report(KeyReuse(site, name, self.nodes[key.origin], "per_example"))
+            self._report(KeyReuse(site, name, self.nodes[key.origin], "per_item"))
         if key.origin is not None:
             self.origins.setdefault(key.origin, id(site))
         state[name] = _Key(key.sites or (id(site),), key.origin)
@@ -492,7 +493,7 @@ class _Analysis:
 
     def seeded_origin(self, value: cst.BaseExpression | None) -> int | None:
         """The id of `jax.random.key(seed)` inside a loop when `seed` is the same in every iteration, or
-        in a function run per example when `seed` is the same for every example."""
+        in a function run per example or loop step when `seed` is the same on every run."""
         if not isinstance(value, cst.Call) or self.call_name(value) not in jax_api.SEEDED_KEY_SOURCES:
             return None
         if not self.loops:

@@ -121,8 +121,10 @@ class PrngKeyReuse(Rule):
         Valid("import jax\ndef init(key, n):\n    return n\ndef f(key):\n    m = init(key, 3)\n    return jax.random.normal(key, (m,))\n"),
     )
     INVALID = (
+        Invalid("import jax\ndef step(i, x):\n    key = jax.random.PRNGKey(0)\n    return x + jax.random.normal(key)\n"
+                "def run(x):\n    return jax.lax.fori_loop(0, 10, step, x)\n", 4, 16, "loop step"),
         Invalid("import jax\ndef noisy(x):\n    key = jax.random.PRNGKey(7)\n    return x + jax.random.normal(key)\n"
-                "def batch(xs):\n    return jax.vmap(noisy)(xs)\n", 4, 16, "every example"),
+                "def batch(xs):\n    return jax.vmap(noisy)(xs)\n", 4, 16, "once per example"),
         # An unmapped key drawn from in a vmapped function: one draw shared by the whole batch.
         Invalid("import jax\ndef noisy(key, x):\n    return x + jax.random.normal(key)\n"
                 "def batch(key, xs):\n    return jax.vmap(noisy, in_axes=(None, 0))(key, xs)\n", 5, 12, "unmapped"),
@@ -190,10 +192,11 @@ class PrngKeyReuse(Rule):
             elif reuse.kind == "loop":
                 message = (f"PRNG key {key} is consumed in every iteration of this loop but never re-split in "
                            f"it, so every iteration draws the same random bits; {_SPLIT} inside the loop")
-            elif reuse.kind == "per_example":
-                message = (f"PRNG key {key} is created from a seed that is the same for every example (line "
-                           f"{first_line}) inside a function vmapped per example, so every example draws the "
-                           "same random bits; pass one key per example (`jax.random.split(key, n)`) instead")
+            elif reuse.kind == "per_item":
+                message = (f"PRNG key {key} is created from the same seed (line {first_line}) on every run of a "
+                           "function run once per example or loop step (vmap, scan, fori_loop), so every run "
+                           "draws the same random bits; pass one key per example, or fold in the step "
+                           "(`jax.random.fold_in(key, i)`)")
             else:
                 message = (f"PRNG key {key} is re-created from the same seed (line {first_line}) in every "
                            "iteration of this loop, so every iteration draws the same random bits; create it "
