@@ -39,7 +39,7 @@ from jaxcheck.analyzer.semantics.summary import (
     TraceRoot,
     TraceSpec,
 )
-from jaxcheck.analyzer.semantics.syntax import argument, at_receiver, chain_root, dotted, literal_strings
+from jaxcheck.analyzer.semantics.syntax import argument, at_receiver, chain_root, dotted, last_statement, literal_strings
 from jaxcheck.analyzer.semantics.annotations import AnnotationReader
 from jaxcheck.analyzer.semantics.guards import GuardReader, Narrowed, Narrowing
 from jaxcheck.analyzer.semantics.trace_roots import TraceRootReader
@@ -1361,8 +1361,4 @@ def _first_attribute(target: cst.BaseExpression, root: cst.Name) -> str | None:
 def _always_exits(suite: cst.BaseSuite) -> bool:
     """True when a block ends in `raise` or `return`: code after its `if` runs only when the test was
     false. (`continue`/`break` are not counted: their values still flow around the loop.)"""
-    statements = suite.body
-    last = statements[-1] if statements else None
-    if isinstance(last, cst.SimpleStatementLine):
-        last = last.body[-1] if last.body else None
-    return isinstance(last, (cst.Raise, cst.Return))
+    return isinstance(last_statement(suite), (cst.Raise, cst.Return))

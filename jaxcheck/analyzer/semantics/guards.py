@@ -3,8 +3,8 @@
 A mixin of :class:`jaxcheck.analyzer.semantics.builder.ModelBuilder`. `isinstance(x, int)`, `x is None`
 (a tracer is never None) and `isinstance(x, jax.core.Tracer)` followed by `raise` prove `x` concrete in a
 branch; so does a call to a helper that raises at once on a tracer. When `x` still holds a parameter,
-every value of the branch is *guarded* (:attr:`ParamDep.unless`): the solve then leaves out the calls that
-certainly pass a tracer there, since they never reach the branch.
+every value of the branch is *guarded* (:attr:`ParamDep.unless`, or :attr:`ParamDep.absent` for `is None`):
+the solve then leaves out the calls that certainly pass a tracer (or a value) there: they never reach it.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import jaxcheck.analyzer.semantics.jax_api as jax_api
 from jaxcheck.analyzer.semantics.records import ModuleRecords
 from jaxcheck.analyzer.semantics.scopes import Scope, ScopeKind, qualified_name
 from jaxcheck.analyzer.semantics.summary import FunctionSummary
+from jaxcheck.analyzer.semantics.syntax import last_statement
 from jaxcheck.analyzer.semantics.values import UNKNOWN, CallDep, Dep, Deps, ParamDep, Value
 
 
@@ -124,7 +125,7 @@ class GuardReader:
         for index, statement in enumerate(statements):
             if index == 0 and _is_docstring(statement):
                 continue
-            if not (isinstance(statement, cst.If) and statement.orelse is None and _ends_in_raise(statement.body)):
+            if not (isinstance(statement, cst.If) and statement.orelse is None and isinstance(last_statement(statement.body), cst.Raise)):
                 break
             test = statement.test
             if not (isinstance(test, cst.Call) and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
@@ -195,11 +196,3 @@ def _is_docstring(statement: cst.CSTNode) -> bool:
         and isinstance(statement.body[0], cst.Expr)
         and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
     )
-
-
-def _ends_in_raise(suite: cst.BaseSuite) -> bool:
-    statements = suite.body
-    last = statements[-1] if statements else None
-    if isinstance(last, cst.SimpleStatementLine):
-        last = last.body[-1] if last.body else None
-    return isinstance(last, cst.Raise)

@@ -310,8 +310,8 @@ class SemanticModel:
             return []
         spec = entry[1]
         free = function.positional[spec.bound_positional :]
-        positions = {p + len(free) if p < 0 else p for p in spec.unbatched_positions}
-        return sorted({free[p] for p in positions if 0 <= p < len(free)} & function.draws)
+        positions = spec.normalized(spec.unbatched_positions, len(free))
+        return sorted({free[p] for p in positions} & function.draws)
 
     def _scopes_calling_drawers(self) -> set[str]:
         """The scopes of this module that call a project function drawing from a key parameter."""

@@ -110,7 +110,7 @@ class TraceSpec:
         if not self.staged or not self.reads_params:
             return frozenset()
         free = function.positional[self.bound_positional :]
-        excluded = {free[p] for p in self._normalized(self.static_positions | self.unbatched_positions, len(free))}
+        excluded = {free[p] for p in self.normalized(self.static_positions | self.unbatched_positions, len(free))}
         excluded |= self.static_names | self.bound_names | function.non_array_params
         if self.positional_limit is not None:
             names = list(free[: self.positional_limit])
@@ -122,7 +122,8 @@ class TraceSpec:
         return traced & function.array_params if self.array_params_only else traced
 
     @staticmethod
-    def _normalized(positions: frozenset[int], count: int) -> set[int]:
+    def normalized(positions: frozenset[int], count: int) -> set[int]:
+        """`positions` (negative ones counted from the end) as indices into `count` parameters."""
         return {p + count if p < 0 else p for p in positions if -count <= p < count}
 
 

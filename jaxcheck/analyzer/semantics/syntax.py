@@ -93,3 +93,12 @@ def chain_root(node: cst.BaseExpression) -> cst.BaseExpression:
     while isinstance(node, (cst.Subscript, cst.Attribute)):
         node = node.value
     return node
+
+
+def last_statement(suite: cst.BaseSuite) -> cst.CSTNode | None:
+    """The last statement of a block (the last small statement of its last line), if any."""
+    statements = suite.body
+    last: cst.CSTNode | None = statements[-1] if statements else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1] if last.body else None
+    return last
