@@ -257,8 +257,10 @@ KEY_SOURCES = frozenset(
     f"jax.random.{name}" for name in ("key", "PRNGKey", "split", "fold_in", "wrap_key_data", "clone")
 )
 SEEDED_KEY_SOURCES = frozenset({"jax.random.key", "jax.random.PRNGKey"})
-PER_ITEM_TRANSFORMS = frozenset({
-    "jax.vmap", "flax.nnx.vmap", "equinox.filter_vmap",
+BATCHING_TRANSFORMS = frozenset({"jax.vmap", "flax.nnx.vmap", "equinox.filter_vmap"})
+"""Staged transforms that trace only the values they map: an array operation on anything else runs
+eagerly on concrete values (only jit-like transforms and lax bodies stage every operation: omnistaging)."""
+PER_ITEM_TRANSFORMS = BATCHING_TRANSFORMS | frozenset({
     "jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop", "jax.lax.map",
 })
 """Transforms (display names) whose function runs once per example of a batch or per loop step: a key

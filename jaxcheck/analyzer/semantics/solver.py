@@ -1,8 +1,9 @@
 """The project-wide fixpoint: which functions are traced, how, and which parameters carry tracers.
 
 Seeds are the trace roots of every summary (decorators, `jax.jit(f)`, lax bodies, Flax methods).
-A call from a traced function propagates tracing to the callee when a traced value is passed (or the
-callee is a closure of the caller), across modules through qualified names and re-exports.
+Every call from a traced function runs under its trace, whatever it passes (a helper called with no
+tracer still runs while tracing: its prints, global reads and NumPy draws happen once per trace), across
+modules through qualified names and re-exports.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from jaxcheck.analyzer.semantics.jax_api import BATCHING_TRANSFORMS
 from jaxcheck.analyzer.semantics.summary import CallEdge, FunctionSummary, ModuleSummary, TraceSpec
 from jaxcheck.analyzer.semantics.values import CallDep, Dep, Deps, ParamDep, StagedDep
 
@@ -52,7 +54,7 @@ class Context:
 @dataclass(frozen=True, slots=True)
 class _Frame:
     """A call being evaluated: which of `callee`'s parameters receive tracers, and whether the
-    caller runs staged (array operations in the callee then produce tracers)."""
+    caller stages every operation (array operations in the callee then produce tracers)."""
 
     callee: str
     context: Context
@@ -66,6 +68,9 @@ class Solution:
     functions: dict[str, FunctionSummary]
     transforms: dict[str, set[str]] = field(default_factory=dict)
     staged: set[str] = field(default_factory=set)
+    omnistaged: set[str] = field(default_factory=set)
+    """Functions run under a transform that stages every array operation (jit, pmap, lax bodies), so
+    even operations on constants give tracers; a batching transform alone (`vmap`) does not."""
     traced_params: dict[str, set[str]] = field(default_factory=dict)
     contexts: dict[str, dict[object, Context]] = field(default_factory=dict)
     """Per function, the parameters each way of tracing it (a root, a call edge) makes tracers;
@@ -136,7 +141,8 @@ class Solution:
         for key in sorted(summary.functions):
             trace = self.trace_of(key)
             if trace is not None:
-                facts = (sorted(trace.transforms), trace.staged, sorted(trace.traced_params), trace.direct, trace.cached)
+                facts = (sorted(trace.transforms), trace.staged, key in self.omnistaged, sorted(trace.traced_params),
+                         trace.direct, trace.cached)
                 parts.append(repr((key, *facts, self._distinct_contexts(key))))
             if key in self.repeated:
                 parts.append(repr((key, "repeated")))
@@ -177,7 +183,7 @@ class Solution:
         if isinstance(dep, StagedDep):
             if frame is not None and dep.function == frame.callee:
                 return frame.staged
-            return dep.function in self.staged
+            return dep.function in self.omnistaged
         return self._call_traced(dep, frame)
 
     def _call_traced(self, dep: CallDep, frame: _Frame | None) -> bool:
@@ -275,6 +281,8 @@ def _apply(solution: Solution, key: str, spec: TraceSpec, never_passed: frozense
         solution.cached.add(key)
     if spec.staged:
         solution.staged.add(key)
+        if spec.transform not in BATCHING_TRANSFORMS:
+            solution.omnistaged.add(key)
     traced = spec.traced_params(function) - never_passed
     tracers = spec.tracer_params(function) & traced
     solution.contexts.setdefault(key, {})[spec] = Context(traced, tracers, tracers | spec.present_params(function))
@@ -287,8 +295,6 @@ def _propagate(solution: Solution, edge: CallEdge, callee_key: str) -> bool:
     callee = solution.functions[callee_key]
     bound = edge.arguments.bind(callee)
     traced = frozenset(name for name, deps in bound.items() if solution.is_traced(deps))
-    if not traced and not edge.closure:
-        return False
     caller_transforms = solution.transforms[edge.caller]
     contexts = solution.contexts.setdefault(callee_key, {})
     previous = contexts.get(edge)
@@ -298,17 +304,21 @@ def _propagate(solution: Solution, edge: CallEdge, callee_key: str) -> bool:
     tracers = traced & (edge.arguments.arrays(callee) | passed_on)
     context = Context(traced, tracers, tracers | edge.arguments.present(callee))
     before = (len(solution.transforms.get(callee_key, ())), callee_key in solution.staged,
-              len(solution.traced_params.get(callee_key, ())), callee_key in solution.cached, previous)
+              callee_key in solution.omnistaged, len(solution.traced_params.get(callee_key, ())),
+              callee_key in solution.cached, previous)
     contexts[edge] = context
     solution.transforms.setdefault(callee_key, set()).update(caller_transforms)
     if edge.caller in solution.staged:
         solution.staged.add(callee_key)
+    if edge.caller in solution.omnistaged:
+        solution.omnistaged.add(callee_key)
     if edge.caller in solution.cached:
         solution.cached.add(callee_key)
     if traced:
         solution.traced_params.setdefault(callee_key, set()).update(traced)
     after = (len(solution.transforms[callee_key]), callee_key in solution.staged,
-             len(solution.traced_params.get(callee_key, ())), callee_key in solution.cached, context)
+             callee_key in solution.omnistaged, len(solution.traced_params.get(callee_key, ())),
+             callee_key in solution.cached, context)
     return before != after
 
 

@@ -6,7 +6,8 @@ knows which functions are traced and which of their parameters carry tracers:
 - :class:`ParamDep` — the value flows from parameter `name` of function `function` (on the paths where
   the parameters in `unless` are not tracers: code under `if p is None:` never runs with `p` traced);
 - :class:`StagedDep` — the value is produced by a JAX array operation inside `function`, which makes it
-  a tracer exactly when `function` runs staged (under jit, vmap, pmap or a lax body: omnistaging);
+  a tracer exactly when `function` runs under a transform that stages every operation (jit, pmap, a
+  lax body: omnistaging; not vmap alone, which traces only what it maps);
 - :class:`CallDep` — the value is returned by a call to another function of the same module, with the
   arguments' dependencies bound to that function's parameters.
 

@@ -75,6 +75,8 @@ class ImpureCallInTracedFunction(Rule):
               "@jax.jit\ndef f(x):\n    return x + noise\n"),
         Valid("import jax\nfrom jax import random\n@jax.jit\ndef f(key):\n    return random.uniform(key)\n"),
         Valid("import jax\nimport datetime\n@jax.jit\ndef f(x):\n    return x * datetime.timedelta(days=1).days\n"),
+        Valid("import jax\nimport numpy as np\ndef jitter():\n    return np.random.rand()\n"
+              "@jax.jit\ndef f(x):\n    return x\ny = f(1.0) + jitter()\n"),
     )
     INVALID = (
         Invalid("import jax\nimport numpy as np\n@jax.jit\ndef f(x):\n    return x + np.random.rand()\n", 5, 16,
@@ -91,6 +93,10 @@ class ImpureCallInTracedFunction(Rule):
                 "next"),
         Invalid("import jax\nfrom jax import lax\nimport numpy as np\ndef body(c, x):\n"
                 "    return c + np.random.uniform(), x\nlax.scan(body, 0.0, xs)\n", 5, 16),
+        Invalid("import jax\nimport numpy as np\ndef jitter():\n    return np.random.rand()\n"
+                "@jax.jit\ndef f(x):\n    return x + jitter()\n", 4, 12),
+        Invalid("import jax\nimport numpy as np\ndef noise(n, scale):\n    return np.random.normal(size=n) * scale\n"
+                "@jax.jit\ndef f(x):\n    return x + noise(x.shape[0], 4)\n", 4, 12),
     )
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -96,6 +96,8 @@ class PrintInTracedFunction(Rule):
                 "    return jax.grad(loss)(p)\n", 3, 5),
         Invalid("import jax\n@jax.jit\ndef step(x):\n    def log(v):\n        print('value', v)\n"
                 "    log(x)\n    return x * 2\n", 5, 9),
+        Invalid("import jax\ndef announce():\n    print('step starts')\n@jax.jit\ndef step(x):\n"
+                "    announce()\n    return x * 2\n", 3, 5),
         Invalid("import jax\n@jax.jit\ndef f(x):\n    print(x)\n    return x\n", 4, 5, "jax.debug.print",
                 fix="import jax\n@jax.jit\ndef f(x):\n    jax.debug.print('{}', x)\n    return x\n"),
         Invalid("from jax import jit\n@jit\ndef f(x, step):\n    print(f'step {step}: loss={x:.3f} {{ok}}', 'done', x.sum())\n"

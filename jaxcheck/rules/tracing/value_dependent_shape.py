@@ -113,12 +113,17 @@ class ValueDependentShape(Rule):
         Valid("import jax\nfrom functools import partial\nimport jax.numpy as jnp\n"
               "@partial(jax.jit, static_argnames=('n',))\ndef f(x, n):\n    return x[:n] + jnp.arange(n)\n"),
         Valid("import jax.numpy as jnp\ndef f(x):\n    return x[x > 0]\n"),
+        # vmap alone stages only what it maps: a mask built from an unmapped table is concrete.
+        Valid("import jax\nimport jax.numpy as jnp\nTABLE = jnp.arange(8)\ndef live():\n"
+              "    c = jnp.cumsum(TABLE)\n    return c[c > 3]\n@jax.vmap\ndef f(x):\n    return x * live().sum()\n"),
         Valid("import jax\n@jax.jit\ndef f(x, i):\n    return x[i]\n"),
         Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return jnp.unique(x, size=4, fill_value=0)\n"),
         Valid("import jax\n@jax.jit\ndef f(x):\n    return x[1:-1] * 2\n"),
         Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return x.reshape(-1, x.shape[-1])\n"),
     )
     INVALID = (
+        Invalid("import jax\nimport jax.numpy as jnp\nTABLE = jnp.arange(8)\ndef live():\n"
+                "    c = jnp.cumsum(TABLE)\n    return c[c > 3]\n@jax.jit\ndef f(x):\n    return x * live().sum()\n", 6, 14),
         Invalid("import jax\nfrom jax import lax\n@jax.jit\ndef f(n):\n    return lax.full((n, 3), 0.0)\n", 5, 22),
         # ...but a None operand stays None, and `if mask is None:` runs under jit when a call omits it.
         Invalid("import jax\nimport jax.numpy as jnp\ndef unique(x, size=None):\n    if size is None:\n"
