@@ -56,6 +56,7 @@ from jaxcheck.analyzer.semantics.values import (
     UNKNOWN,
     CallDep,
     Deps,
+    OpaqueDep,
     ParamDep,
     StagedDep,
     Value,
@@ -1094,9 +1095,10 @@ class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
                 return Value(combine(args).deps, PYTHON_CONTAINER)
             if name in self.functions:
                 return self._local_call(node, name, args, 0)
-            if not name.startswith(_EXTERNAL_PREFIXES):
-                self._record_edge(node, name, args, 0)
-            return UNKNOWN
+            if name.startswith(_EXTERNAL_PREFIXES):
+                return UNKNOWN
+            self._record_edge(node, name, args, 0)
+            return _opaque(args)  # `optax.global_norm(g)`, a function of another project module
         method = self._method_key(node.func)
         if method is not None:
             self.records.call_names.setdefault(id(node), method)  # `self.m(...)` calls this module's `m`
@@ -1111,7 +1113,10 @@ class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
                 return combine((receiver, *args), flags | _array_valued(receiver))
             if receiver.flags & FILESYSTEM_PATH and attr in _PATH_METHODS:
                 return Value(NO_DEPS, FILESYSTEM_PATH)
-        return UNKNOWN
+            if attr not in jax_api.CONCRETE_METHODS:
+                return _opaque([receiver, *args])  # `net.apply(w, x)`, `state.replace(step=s)`
+            return UNKNOWN
+        return _opaque(args)  # a callable parameter or local: `apply_fn(params, x)`
 
     def _arguments(self, node: cst.Call, args: list[Value], bound: int) -> CallArguments:
         positional: list[Deps] = []
@@ -1362,3 +1367,9 @@ def _always_exits(suite: cst.BaseSuite) -> bool:
     """True when a block ends in `raise` or `return`: code after its `if` runs only when the test was
     false. (`continue`/`break` are not counted: their values still flow around the loop.)"""
     return isinstance(last_statement(suite), (cst.Raise, cst.Return))
+
+
+def _opaque(values: list[Value]) -> Value:
+    """The result of a call the model cannot see into, given `values`: it holds a tracer when they do."""
+    deps = combine(values).deps
+    return Value(frozenset({OpaqueDep(deps)})) if deps else UNKNOWN

@@ -19,7 +19,7 @@ from jaxcheck.analyzer.semantics.records import ModuleRecords
 from jaxcheck.analyzer.semantics.scopes import Scope, ScopeKind, qualified_name
 from jaxcheck.analyzer.semantics.summary import FunctionSummary
 from jaxcheck.analyzer.semantics.syntax import last_statement
-from jaxcheck.analyzer.semantics.values import UNKNOWN, CallDep, Dep, Deps, ParamDep, Value
+from jaxcheck.analyzer.semantics.values import UNKNOWN, CallDep, Dep, Deps, OpaqueDep, ParamDep, Value
 
 
 class Narrowed(NamedTuple):
@@ -185,6 +185,8 @@ def _guarded_deps(deps: Deps, function: str, guard: Guard) -> Deps:
             positional = tuple(_guarded_deps(d, function, guard) for d in arguments.positional)
             keywords = tuple((k, _guarded_deps(d, function, guard)) for k, d in arguments.keywords)
             dep = replace(dep, arguments=replace(arguments, positional=positional, keywords=keywords))
+        elif isinstance(dep, OpaqueDep):
+            dep = OpaqueDep(_guarded_deps(dep.inputs, function, guard))
         guarded.add(dep)
     return frozenset(guarded)
 

@@ -328,5 +328,7 @@ REF_KERNEL_CALLS = frozenset(
 
 CONCRETE_RESULT_CALLS = frozenset({"jax.lax.axis_size", "jax.lax.axis_index_size"})
 """JAX calls that return a Python int even inside traced code."""
+CONCRETE_METHODS = frozenset({"item", "tolist", "__index__", "__int__", "__float__", "__bool__"})
+"""Array methods that convert to a Python value (and fail on an abstract tracer)."""
 CONSTANT_COLLECTIVES = frozenset({"jax.lax.psum"})
 """Collectives that return a Python value when given one (`lax.psum(1, "i")` is the axis size)."""

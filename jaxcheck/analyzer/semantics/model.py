@@ -98,6 +98,13 @@ class SemanticModel:
         value = self.records.values.get(id(node))
         return value is not None and bool(value.deps) and self.solution.is_traced(value.deps)
 
+    def holds_tracer(self, node: cst.BaseExpression) -> bool:
+        """True when `node` holds a tracer on some traced path: it is traced, or an opaque call
+        (`optax.global_norm(g)`, `net.apply(w, x)`) returned it given a value that holds one. Storing
+        such a value outside the trace leaks it; branching on it is not provably wrong."""
+        value = self.records.values.get(id(node))
+        return value is not None and bool(value.deps) and self.solution.holds_tracer(value.deps)
+
     def traced_parameter(self, node: cst.BaseExpression, function_key: str | None) -> str | None:
         """The parameter of `function_key` that `node` is traced through, when it is the only source
         (`n > 0` for a parameter `n`, not `jnp.sum(x) > 0`): a candidate for `static_argnames`."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from jaxcheck.analyzer.semantics.jax_api import BATCHING_TRANSFORMS
 from jaxcheck.analyzer.semantics.summary import CallEdge, FunctionSummary, ModuleSummary, TraceSpec
-from jaxcheck.analyzer.semantics.values import CallDep, Dep, Deps, ParamDep, StagedDep
+from jaxcheck.analyzer.semantics.values import CallDep, Dep, Deps, OpaqueDep, ParamDep, StagedDep
 
 MAX_REEXPORT_HOPS = 8
 MAX_ROUNDS = 100
@@ -160,6 +160,14 @@ class Solution:
         """True when a value with these dependencies is an abstract tracer on some traced path."""
         return any(self._dep_traced(dep, None) for dep in deps)
 
+    def holds_tracer(self, deps: Deps) -> bool:
+        """True when a value with these dependencies holds a tracer on some traced path: it is traced,
+        or is the result of an opaque call given a value that holds one (storing it outside leaks)."""
+        return any(
+            self.holds_tracer(dep.inputs) if isinstance(dep, OpaqueDep) else self._dep_traced(dep, None)
+            for dep in deps
+        )
+
     def _deps_traced(self, deps: Deps, frame: _Frame | None) -> bool:
         return any(self._dep_traced(dep, frame) for dep in deps)
 
@@ -184,6 +192,8 @@ class Solution:
             if frame is not None and dep.function == frame.callee:
                 return frame.staged
             return dep.function in self.omnistaged
+        if isinstance(dep, OpaqueDep):
+            return False  # what an opaque call returns is unknown: maybe a Python bool or a shape
         return self._call_traced(dep, frame)
 
     def _call_traced(self, dep: CallDep, frame: _Frame | None) -> bool:

@@ -9,7 +9,10 @@ knows which functions are traced and which of their parameters carry tracers:
   a tracer exactly when `function` runs under a transform that stages every operation (jit, pmap, a
   lax body: omnistaging; not vmap alone, which traces only what it maps);
 - :class:`CallDep` — the value is returned by a call to another function of the same module, with the
-  arguments' dependencies bound to that function's parameters.
+  arguments' dependencies bound to that function's parameters;
+- :class:`OpaqueDep` — the value is returned by a call the model cannot see into (another library, a
+  method of an unknown object, a callable parameter) given other values: it holds a tracer whenever they
+  do, which is enough to report a leak but never to report control flow or a shape.
 
 An empty set means "not known to be traced": literals, shapes, globals, results of unknown calls.
 The model only ever reports values it can prove traced (the pyflakes promise).
@@ -37,6 +40,16 @@ class ParamDep:
 @dataclass(frozen=True, slots=True)
 class StagedDep:
     function: str
+
+
+@dataclass(frozen=True, slots=True)
+class OpaqueDep:
+    """The result of an opaque call (`optax.global_norm(g)`, `net.apply(w, x)`, `fn(x)`) on values
+    with dependencies `inputs`: functions of arrays return arrays, so it holds a tracer whenever an
+    input is one. Never traced for `is_traced` (a library may return a Python bool or a shape), only for
+    `holds_tracer`, which asks whether storing the value leaks a tracer."""
+
+    inputs: frozenset[Dep]
 
 
 class Signature(Protocol):
@@ -136,7 +149,7 @@ class CallDep:
     index: int | None = None
 
 
-Dep: TypeAlias = Union[ParamDep, StagedDep, CallDep]
+Dep: TypeAlias = Union[ParamDep, StagedDep, CallDep, OpaqueDep]
 Deps: TypeAlias = frozenset[Dep]
 
 NO_DEPS: Deps = frozenset()

@@ -90,6 +90,11 @@ class OuterStateMutation(Rule):
         Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    y = jnp.zeros(3)\n"
               "    y = y.at[0].set(x)\n    return y\n"),
         Valid("import jax\ncounter = 0\n@jax.jit\ndef f(x):\n    counter = x + 1\n    return counter\n"),
+        # A library result stored from the host loop, and one computed from static values only.
+        Valid("import jax\nimport optax\nlast = {}\n@jax.jit\ndef step(g):\n    return g\n"
+              "def train(g):\n    last['gnorm'] = optax.global_norm(step(g))\n"),
+        Valid("import jax\nimport optax\nschedule = {}\n@jax.jit\ndef step(g):\n"
+              "    schedule['lr'] = optax.cosine_decay_schedule(0.1, 100)\n    return g\n"),
         Valid("import jax\nimport optax\ndef make(inner):\n    @jax.jit\n    def f(g, s):\n"
               "        return inner.update(g, s)\n    return f\n"),
     )
@@ -120,6 +125,10 @@ class OuterStateMutation(Rule):
                 "    remember(x)\n    return x\n", 4, 5),
         Invalid("import jax\ncounter = 0\n@jax.jit\ndef f(x):\n    global counter\n    counter += x\n    return x\n",
                 6, 5),
+        Invalid("import jax\nimport optax\nclass Log:\n    pass\nlog = Log()\n@jax.jit\ndef step(g):\n"
+                "    log.gnorm = optax.global_norm(g)\n    return g\n", 8, 5, "log"),
+        Invalid("import jax\nout = None\ndef run(net, w):\n    @jax.jit\n    def f(x):\n        global out\n"
+                "        out = net.apply(w, x)\n        return x\n    return f\n", 7, 9, "leaks"),
     )
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -147,7 +156,7 @@ class OuterStateMutation(Rule):
         """`n_calls += 1`, `self.calls += 1`, `hits[0] += 1` on outer state with a Python value under a
         caching transform: it runs once per trace, not per call, so the count is silently wrong."""
         trace = self.trace
-        if trace is None or not trace.cached or self.model.is_traced(value):
+        if trace is None or not trace.cached or self.model.holds_tracer(value):
             return False
         if isinstance(target, cst.Name):
             if not self.model.is_outer_write(target):
@@ -169,7 +178,7 @@ class OuterStateMutation(Rule):
             for element in target.elements:
                 self._check_store(element.value, value)
         elif isinstance(target, cst.Name):
-            if self.model.is_outer_write(target) and self.trace is not None and self.model.is_traced(value):
+            if self.model.is_outer_write(target) and self.trace is not None and self.model.holds_tracer(value):
                 self.report(target, f"traced code assigns a tracer to `{target.value}` through `global`/`nonlocal` "
                                     f"under {self.transform_name()}: it leaks out of the trace; return the value "
                                     "instead")
@@ -183,7 +192,7 @@ class OuterStateMutation(Rule):
         receiver = chain_root(receiver)
         if not isinstance(receiver, cst.Name) or self.trace is None:
             return
-        if not any(self.model.is_traced(value) for value in stored):
+        if not any(self.model.holds_tracer(value) for value in stored):
             return  # bookkeeping with Python values leaks no tracer
         owner = self._outer_owner(receiver, allow_module=not method)
         if owner is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from jaxcheck.analyzer.rule import Invalid, Rule, Valid, static_hint
-from jaxcheck.analyzer.semantics.jax_api import is_array_call
+from jaxcheck.analyzer.semantics.jax_api import CONCRETE_METHODS, is_array_call
 
 _CONVERTERS = {
     "builtins.int": "`x.astype(jnp.int32)`",
@@ -19,7 +19,6 @@ _INT_ARGUMENTS: dict[str, tuple[int, str]] = {
     "jax.numpy.linalg.matrix_power": (1, "n"),
     "jax.nn.one_hot": (1, "num_classes"),
 }
-_CONCRETE_METHODS = frozenset({"item", "tolist", "__index__", "__int__", "__float__", "__bool__"})
 # NumPy functions that only read metadata or forward to the array's own method (`np.sum(x)` calls
 # `x.sum()`), so they work on tracers.
 _NUMPY_SAFE = frozenset(
@@ -145,7 +144,7 @@ class TracerConcretization(Rule):
         name = self.model.call_name(node)
         if name is not None:
             self._check_function(node, name)
-        elif isinstance(node.func, cst.Attribute) and node.func.attr.value in _CONCRETE_METHODS:
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value in CONCRETE_METHODS:
             if self.model.is_traced(node.func.value):
                 method = node.func.attr.value
                 self.report(node, f"`.{method}()` needs a concrete value but the array is traced under "
