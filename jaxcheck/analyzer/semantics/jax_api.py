@@ -72,6 +72,11 @@ class Transform:
     caches: bool = False
     in_axes_call_maps_all: bool = False
     """A call given as the whole `in_axes` (`in_specs=P("x")`) maps every argument."""
+    differentiates: bool = False
+    """It passes (concrete) tracers to the differentiated parameters: the positions named by `argnums`
+    (default the first), or with `primals` every positional parameter (`jvp`, `vjp`, `linearize`)."""
+    argnums: str | None = None
+    primals: bool = False
 
 
 _JIT = Transform("jax.jit", True, ("static_argnums",), ("static_argnames",), caches=True)
@@ -95,19 +100,19 @@ TRANSFORMS: dict[str, Transform] = {
     "flax.linen.jit": Transform("flax.linen.jit", True, ("static_argnums",), caches=True),
     "flax.nnx.jit": Transform("flax.nnx.jit", True, ("static_argnums",), ("static_argnames",), caches=True),
     "flax.nnx.vmap": Transform("flax.nnx.vmap", True, (), (), "in_axes", 1),
-    "jax.grad": Transform("jax.grad", False),
-    "jax.value_and_grad": Transform("jax.value_and_grad", False),
-    "jax.jacfwd": Transform("jax.jacfwd", False),
-    "jax.jacrev": Transform("jax.jacrev", False),
-    "jax.jacobian": Transform("jax.jacobian", False),
-    "jax.hessian": Transform("jax.hessian", False),
-    "jax.jvp": Transform("jax.jvp", False),
-    "jax.vjp": Transform("jax.vjp", False),
-    "jax.linearize": Transform("jax.linearize", False),
-    "equinox.filter_grad": Transform("equinox.filter_grad", False),
-    "equinox.filter_value_and_grad": Transform("equinox.filter_value_and_grad", False),
-    "flax.nnx.grad": Transform("flax.nnx.grad", False),
-    "flax.nnx.value_and_grad": Transform("flax.nnx.value_and_grad", False),
+    "jax.grad": Transform("jax.grad", False, differentiates=True, argnums="argnums"),
+    "jax.value_and_grad": Transform("jax.value_and_grad", False, differentiates=True, argnums="argnums"),
+    "jax.jacfwd": Transform("jax.jacfwd", False, differentiates=True, argnums="argnums"),
+    "jax.jacrev": Transform("jax.jacrev", False, differentiates=True, argnums="argnums"),
+    "jax.jacobian": Transform("jax.jacobian", False, differentiates=True, argnums="argnums"),
+    "jax.hessian": Transform("jax.hessian", False, differentiates=True, argnums="argnums"),
+    "jax.jvp": Transform("jax.jvp", False, differentiates=True, primals=True),
+    "jax.vjp": Transform("jax.vjp", False, differentiates=True, primals=True),
+    "jax.linearize": Transform("jax.linearize", False, differentiates=True, primals=True),
+    "equinox.filter_grad": Transform("equinox.filter_grad", False, differentiates=True),
+    "equinox.filter_value_and_grad": Transform("equinox.filter_value_and_grad", False, differentiates=True),
+    "flax.nnx.grad": Transform("flax.nnx.grad", False, differentiates=True, argnums="argnums"),
+    "flax.nnx.value_and_grad": Transform("flax.nnx.value_and_grad", False, differentiates=True, argnums="argnums"),
 }
 
 CACHING_TRANSFORMS = frozenset(t.name for t in TRANSFORMS.values() if t.caches)

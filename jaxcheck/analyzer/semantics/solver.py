@@ -75,6 +75,10 @@ class Solution:
     contexts: dict[str, dict[object, Context]] = field(default_factory=dict)
     """Per function, the parameters each way of tracing it (a root, a call edge) makes tracers;
     `traced_params` is their union. Guarded values (`ParamDep.unless`) ask about one context at a time."""
+    holders: dict[str, set[str]] = field(default_factory=dict)
+    """Per function, the parameters that hold a tracer without being provably abstract: a
+    differentiating transform's (`grad` keeps values concrete) or an opaque call's result passed on.
+    Storing them outside leaks a tracer; branching on them is fine."""
     roots: set[str] = field(default_factory=set)
     cached: set[str] = field(default_factory=set)
     resolve: _Resolver | None = None
@@ -142,7 +146,7 @@ class Solution:
             trace = self.trace_of(key)
             if trace is not None:
                 facts = (sorted(trace.transforms), trace.staged, key in self.omnistaged, sorted(trace.traced_params),
-                         trace.direct, trace.cached)
+                         sorted(self.holders.get(key, ())), trace.direct, trace.cached)
                 parts.append(repr((key, *facts, self._distinct_contexts(key))))
             if key in self.repeated:
                 parts.append(repr((key, "repeated")))
@@ -161,12 +165,25 @@ class Solution:
         return any(self._dep_traced(dep, None) for dep in deps)
 
     def holds_tracer(self, deps: Deps) -> bool:
-        """True when a value with these dependencies holds a tracer on some traced path: it is traced,
-        or is the result of an opaque call given a value that holds one (storing it outside leaks)."""
-        return any(
-            self.holds_tracer(dep.inputs) if isinstance(dep, OpaqueDep) else self._dep_traced(dep, None)
-            for dep in deps
-        )
+        """True when a value with these dependencies holds a tracer on some traced path (storing it
+        outside leaks): it is traced, flows from a parameter that holds one (`holders`), is the result of
+        an opaque call given such a value, or is returned by a project function from such an argument."""
+        return any(self._dep_holds(dep) for dep in deps)
+
+    def _dep_holds(self, dep: Dep) -> bool:
+        if self._dep_traced(dep, None):
+            return True
+        if isinstance(dep, OpaqueDep):
+            return self.holds_tracer(dep.inputs)
+        if isinstance(dep, ParamDep):
+            return dep.name in self.holders.get(dep.function, ()) and not dep.unless and not dep.absent
+        if isinstance(dep, CallDep):
+            callee = self.functions.get(dep.callee)
+            if callee is None:
+                return False
+            returned = {d.name for d in callee.returns if isinstance(d, ParamDep) and d.function == callee.key}
+            return any(self.holds_tracer(deps) for name, deps in dep.arguments.bind(callee).items() if name in returned)
+        return False
 
     def _deps_traced(self, deps: Deps, frame: _Frame | None) -> bool:
         return any(self._dep_traced(dep, frame) for dep in deps)
@@ -294,6 +311,9 @@ def _apply(solution: Solution, key: str, spec: TraceSpec, never_passed: frozense
         if spec.transform not in BATCHING_TRANSFORMS:
             solution.omnistaged.add(key)
     traced = spec.traced_params(function) - never_passed
+    held = spec.differentiated_params(function) - never_passed
+    if held:
+        solution.holders.setdefault(key, set()).update(held)
     tracers = spec.tracer_params(function) & traced
     solution.contexts.setdefault(key, {})[spec] = Context(traced, tracers, tracers | spec.present_params(function))
     if traced:
@@ -310,12 +330,13 @@ def _propagate(solution: Solution, edge: CallEdge, callee_key: str) -> bool:
     previous = contexts.get(edge)
     if previous is not None:
         traced |= previous.traced
+    held = {name for name, deps in bound.items() if name not in traced and solution.holds_tracer(deps)}
     passed_on = {name for name, deps in bound.items() if _certain_tracer(solution, edge.caller, deps)}
     tracers = traced & (edge.arguments.arrays(callee) | passed_on)
     context = Context(traced, tracers, tracers | edge.arguments.present(callee))
     before = (len(solution.transforms.get(callee_key, ())), callee_key in solution.staged,
               callee_key in solution.omnistaged, len(solution.traced_params.get(callee_key, ())),
-              callee_key in solution.cached, previous)
+              len(solution.holders.get(callee_key, ())), callee_key in solution.cached, previous)
     contexts[edge] = context
     solution.transforms.setdefault(callee_key, set()).update(caller_transforms)
     if edge.caller in solution.staged:
@@ -326,9 +347,11 @@ def _propagate(solution: Solution, edge: CallEdge, callee_key: str) -> bool:
         solution.cached.add(callee_key)
     if traced:
         solution.traced_params.setdefault(callee_key, set()).update(traced)
+    if held:
+        solution.holders.setdefault(callee_key, set()).update(held)
     after = (len(solution.transforms[callee_key]), callee_key in solution.staged,
              callee_key in solution.omnistaged, len(solution.traced_params.get(callee_key, ())),
-             callee_key in solution.cached, context)
+             len(solution.holders.get(callee_key, ())), callee_key in solution.cached, context)
     return before != after
 
 

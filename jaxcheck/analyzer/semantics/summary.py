@@ -70,6 +70,8 @@ class TraceSpec:
     `array_positions`/`array_keywords` name the arguments known to be JAX arrays where the call is
     visible (`jax.jit(f)(x)`, `lax.switch` operands): those parameters are certainly tracers;
     `present_positions`/`present_keywords` those known never to be None.
+    `differentiated_positions` are the parameters a differentiating transform (`grad`, staged False)
+    passes concrete tracers to; with `differentiates_primals`, every positional parameter (`jvp`).
     """
 
     transform: str
@@ -88,10 +90,24 @@ class TraceSpec:
     array_keywords: frozenset[str] = frozenset()
     present_positions: frozenset[int] = frozenset()
     present_keywords: frozenset[str] = frozenset()
+    differentiated_positions: frozenset[int] = frozenset()
+    differentiates_primals: bool = False
 
     def tracer_params(self, function: FunctionSummary) -> frozenset[str]:
         """The traced parameters of `function` that certainly hold a tracer (not None, not a container)."""
         return self.traced_params(function) & self._named(function, self.array_positions, self.array_keywords)
+
+    def differentiated_params(self, function: FunctionSummary) -> frozenset[str]:
+        """The parameters of `function` that receive a differentiating transform's tracers: values stay
+        concrete there (Python control flow works), yet storing them outside leaks a tracer."""
+        if self.staged or not self.reads_params:
+            return frozenset()
+        free = function.positional[self.bound_positional :]
+        if self.differentiates_primals:
+            names = set(free) | ({function.var_positional} if function.var_positional else set())
+        else:
+            names = {free[p] for p in self.normalized(self.differentiated_positions, len(free))}
+        return frozenset(names - self.bound_names - function.non_array_params)
 
     def present_params(self, function: FunctionSummary) -> frozenset[str]:
         """The parameters of `function` that certainly receive a value other than None."""

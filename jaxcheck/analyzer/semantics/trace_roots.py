@@ -66,6 +66,7 @@ class TraceRootReader:
         static_positions: set[int] = set()
         static_names: set[str] = set()
         unbatched: set[int] = set()
+        differentiated: set[int] = {0} if transform.differentiates else set()
         readable = True
         position = first_position
         for arg in args:
@@ -78,6 +79,10 @@ class TraceRootReader:
                     axes = unbatched_positions(arg.value)
                     readable &= axes is not None
                     unbatched.update(axes or ())
+                elif position - 1 == 1 and transform.argnums is not None:  # `jax.grad(f, 1)`
+                    numbers = literal_ints(arg.value)
+                    readable &= numbers is not None
+                    differentiated = set(numbers or ())
                 continue
             keyword = arg.keyword.value
             if keyword in transform.static_argnums:
@@ -88,6 +93,10 @@ class TraceRootReader:
                 names = literal_strings(arg.value)
                 readable &= names is not None
                 static_names.update(names or ())
+            elif keyword == transform.argnums:
+                numbers = literal_ints(arg.value)
+                readable &= numbers is not None
+                differentiated = set(numbers or ())
             elif keyword == transform.in_axes:
                 maps_all = transform.in_axes_call_maps_all and isinstance(arg.value, cst.Call)
                 axes = () if maps_all else unbatched_positions(arg.value)
@@ -102,6 +111,8 @@ class TraceRootReader:
             transform.array_params_only,
             readable,
             caches=transform.caches,
+            differentiated_positions=frozenset(differentiated),
+            differentiates_primals=transform.primals,
         )
 
     def _register_target(self, target: cst.BaseExpression, spec: TraceSpec) -> None:

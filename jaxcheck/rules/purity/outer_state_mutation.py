@@ -47,7 +47,9 @@ class OuterStateMutation(Rule):
     w, loss = step(w, g)
     losses.append(loss)
     ```
-    Return new values from the traced function and update state outside it. Objects created inside
+    Return new values from the traced function and update state outside it (under `jax.grad`, return
+    them as auxiliary data with `has_aux=True`). Leaks are reported under `grad`, `jvp` and the other
+    differentiating transforms too: values stay concrete there, but they are tracers. Objects created inside
     the traced function are its own and may be mutated freely. Storing a plain Python value leaks no
     tracer, but under a caching transform an update such as `n_calls += 1` (global, `nonlocal`, an
     attribute or an item) runs once per trace, not per call, and is reported too; a trace-time memo table
@@ -90,6 +92,11 @@ class OuterStateMutation(Rule):
         Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    y = jnp.zeros(3)\n"
               "    y = y.at[0].set(x)\n    return y\n"),
         Valid("import jax\ncounter = 0\n@jax.jit\ndef f(x):\n    counter = x + 1\n    return counter\n"),
+        # `grad` differentiates `argnums` only: `n` stays a Python value.
+        Valid("import jax\nlast_n = 0\ndef loss(w, n):\n    global last_n\n    last_n = n\n    return w * n\n"
+              "g = jax.grad(loss)(1.0, 3)\n"),
+        Valid("import jax\nlast = None\ndef loss(w, n):\n    global last\n    last = w\n    return w * n\n"
+              "g = jax.grad(loss, argnums=1)\n"),
         # A library result stored from the host loop, and one computed from static values only.
         Valid("import jax\nimport optax\nlast = {}\n@jax.jit\ndef step(g):\n    return g\n"
               "def train(g):\n    last['gnorm'] = optax.global_norm(step(g))\n"),
@@ -125,6 +132,11 @@ class OuterStateMutation(Rule):
                 "    remember(x)\n    return x\n", 4, 5),
         Invalid("import jax\ncounter = 0\n@jax.jit\ndef f(x):\n    global counter\n    counter += x\n    return x\n",
                 6, 5),
+        # Under grad alone values stay concrete, but they are tracers: stored outside, they leak.
+        Invalid("import jax\nlast = None\ndef loss(w):\n    global last\n    last = w * 2\n    return (w * w).sum()\n"
+                "g = jax.grad(loss)(1.0)\n", 5, 5, "jax.grad"),
+        Invalid("import jax\nlosses = []\ndef record(v):\n    losses.append(v)\ndef loss(w):\n    l = (w * w).sum()\n"
+                "    record(l)\n    return l\ng = jax.value_and_grad(loss)\n", 4, 5, "losses"),
         Invalid("import jax\nimport optax\nclass Log:\n    pass\nlog = Log()\n@jax.jit\ndef step(g):\n"
                 "    log.gnorm = optax.global_norm(g)\n    return g\n", 8, 5, "log"),
         Invalid("import jax\nout = None\ndef run(net, w):\n    @jax.jit\n    def f(x):\n        global out\n"
