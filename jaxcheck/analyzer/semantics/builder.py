@@ -40,7 +40,7 @@ from jaxcheck.analyzer.semantics.summary import (
     TraceSpec,
 )
 from jaxcheck.analyzer.semantics.syntax import argument, at_receiver, chain_root, dotted, last_statement, literal_strings
-from jaxcheck.analyzer.semantics.annotations import AnnotationReader
+from jaxcheck.analyzer.semantics.attributes import AttributeReader
 from jaxcheck.analyzer.semantics.guards import GuardReader, Narrowed, Narrowing
 from jaxcheck.analyzer.semantics.trace_roots import TraceRootReader
 from jaxcheck.analyzer.semantics.values import (
@@ -96,7 +96,7 @@ class _PendingBody:
     scope: Scope
 
 
-class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
+class ModelBuilder(TraceRootReader, AttributeReader, GuardReader):
     """Interprets one module. Use :meth:`build`; the instance is single-use."""
 
     def __init__(self, module_name: str, path: str, extra_jit: Iterable[str] = (), package: str | None = None) -> None:
@@ -113,6 +113,7 @@ class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
         self.repeated_calls: set[str] = set()
         self.parameter_use = ParameterUse()
         self._container_params: dict[str, frozenset[str]] = {}
+        self._param_classes: dict[str, dict[str, str]] = {}
         self._parameter_names: dict[str, frozenset[str]] = {}
         self._immediate_calls: dict[int, cst.Call] = {}
         """Transform calls called right away (`jax.vmap(f)(x)`), by id, with the call."""
@@ -263,6 +264,7 @@ class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
                     self._name_lambda(target.target, statement.value)
             elif isinstance(statement, cst.AnnAssign):
                 self._note_final(statement)
+                self._note_field(statement)
                 if statement.value is not None:
                     self._bind(statement.target, self._eval(statement.value))
                     self._record_origin(statement.target, statement.value)
@@ -535,6 +537,7 @@ class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
         elif isinstance(target, cst.StarredElement):
             self._bind(target.value, value)
         else:
+            self._note_attribute_store(target, value)
             self._eval_target_parts(target)
 
     def _next_order(self) -> int:
@@ -723,6 +726,7 @@ class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
         self._container_params[key] = frozenset(
             p.name.value for p in annotated if self._is_container_annotation(p.annotation.annotation)  # type: ignore[union-attr]
         )
+        self._note_param_classes(key, params)
         enclosing = self.scope.function_scope()
         parent = enclosing.key if enclosing.kind is ScopeKind.FUNCTION else None
         defaults = frozenset(
@@ -821,6 +825,7 @@ class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
         assert isinstance(node, cst.Attribute)
         receiver = self._eval(node.value)
         attr = node.attr.value
+        self._note_attribute_read(node)
         if attr in PROBE_ATTRIBUTES:
             self._note_probe(node.value)
         if id(node.value) in self.records.outer_names:
@@ -1068,7 +1073,10 @@ class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
         if isinstance(node.func, cst.Call) and self.records.call_names.get(id(node.func)) in self.transforms:
             self.records.called_transforms.add(id(node.func))
             self._record_transformed_call(node, node.func, args)
-            return combine((staged, *args))  # `jax.jit(f)(x)`, `jax.value_and_grad(loss)(params)`
+            # `jax.jit(f)(x)`, `jax.value_and_grad(loss)(params)`; `jax.grad(loss)(w)` of an array is one
+            gradient = self.records.call_names.get(id(node.func)) in jax_api.GRADIENT_TRANSFORMS
+            flags = JAX_ARRAY if gradient and len(node.func.args) == 1 and self._first_is_array(node.args, args) else 0
+            return combine((staged, *args), flags)
         if isinstance(node.func, cst.Name):
             owner = self._owner(node.func.value)
             target = self.records.program_order.transformed_target(owner.key, node.func.value) if owner else None
@@ -1085,6 +1093,8 @@ class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
                 names = literal_strings(attribute) if isinstance(attribute, cst.SimpleString) else None
                 path = names[0] if names else None
                 self._record_mutated_name(node.args[0].value, node, path)
+            if name in jax_api.ARRAY_PRESERVING_CALLS and self._first_is_array(node.args, args):
+                return combine((staged, *args), JAX_ARRAY)
             if jax_api.is_array_call(name):
                 flags = BOOL_MASK if name in jax_api.BOOL_RESULT_CALLS else 0
                 flags |= JAX_ARRAY if jax_api.returns_array(name) else 0
@@ -1117,6 +1127,16 @@ class ModelBuilder(TraceRootReader, AnnotationReader, GuardReader):
                 return _opaque([receiver, *args])  # `net.apply(w, x)`, `state.replace(step=s)`
             return UNKNOWN
         return _opaque(args)  # a callable parameter or local: `apply_fn(params, x)`
+
+    def _first_is_array(self, args: Sequence[cst.Arg], values: Sequence[Value]) -> bool:
+        """Whether the first argument is an array: a JAX array, or a NumPy call that returns one
+        (`np.zeros(3)`: NumPy mirrors `jax.numpy`)."""
+        if not args or args[0].keyword is not None or args[0].star:
+            return False
+        if values[0].flags & JAX_ARRAY:
+            return True
+        name = self.records.call_names.get(id(args[0].value))
+        return name is not None and name.startswith("numpy.") and jax_api.returns_array(f"jax.{name}")
 
     def _arguments(self, node: cst.Call, args: list[Value], bound: int) -> CallArguments:
         positional: list[Deps] = []
@@ -1290,6 +1310,8 @@ class _ArgumentFacts(NamedTuple):
     array_keywords: frozenset[str]
     present_positions: frozenset[int]
     present_keywords: frozenset[str]
+    jax_positions: frozenset[int]
+    jax_keywords: frozenset[str]
 
 
 _NEVER_NONE = (
@@ -1299,10 +1321,11 @@ _NEVER_NONE = (
 
 
 def _argument_facts(args: Sequence[cst.Arg], values: Sequence[Value]) -> _ArgumentFacts:
-    """Which arguments are arrays (tracers whenever traced) and which are never None: literals,
-    containers, `x.shape`-like attributes (nothing after a `*args`)."""
+    """Which arguments are arrays (tracers whenever traced), which are JAX arrays (traced or not) and
+    which are never None: literals, containers, `x.shape`-like attributes (nothing after a `*args`)."""
     arrays: tuple[set[int], set[str]] = (set(), set())
     present: tuple[set[int], set[str]] = (set(), set())
+    jax_arrays: tuple[set[int], set[str]] = (set(), set())
     position = 0
     for arg, value in zip(args, values):
         if arg.star:
@@ -1310,13 +1333,16 @@ def _argument_facts(args: Sequence[cst.Arg], values: Sequence[Value]) -> _Argume
         slot: int | str = arg.keyword.value if arg.keyword is not None else position
         if arg.keyword is None:
             position += 1
+        if value.flags & JAX_ARRAY:
+            _add(jax_arrays, slot)
         if value.flags & (JAX_ARRAY | ARRAY_VALUED):
             _add(arrays, slot)
         elif value.flags & PYTHON_CONTAINER or isinstance(arg.value, _NEVER_NONE) or (
             isinstance(arg.value, cst.Attribute) and arg.value.attr.value in PROBE_ATTRIBUTES
         ):
             _add(present, slot)
-    return _ArgumentFacts(frozenset(arrays[0]), frozenset(arrays[1]), frozenset(present[0]), frozenset(present[1]))
+    return _ArgumentFacts(frozenset(arrays[0]), frozenset(arrays[1]), frozenset(present[0]), frozenset(present[1]),
+                          frozenset(jax_arrays[0]), frozenset(jax_arrays[1]))
 
 
 def _add(slots: tuple[set[int], set[str]], slot: int | str) -> None:

@@ -333,6 +333,13 @@ REF_KERNEL_CALLS = frozenset(
 
 CONCRETE_RESULT_CALLS = frozenset({"jax.lax.axis_size", "jax.lax.axis_index_size"})
 """JAX calls that return a Python int even inside traced code."""
+GRADIENT_TRANSFORMS = frozenset({
+    "jax.grad", "jax.jacfwd", "jax.jacrev", "jax.jacobian", "jax.hessian", "equinox.filter_grad", "flax.nnx.grad",
+})
+"""Transforms whose result, without `argnums`/`has_aux`, has the structure of the first argument: the
+gradient of a function of one array is an array."""
+ARRAY_PRESERVING_CALLS = frozenset({"jax.device_put", "jax.block_until_ready"})
+"""JAX calls that return a JAX array when given one (or a NumPy array): pytree functions of one leaf."""
 CONCRETE_METHODS = frozenset({"item", "tolist", "__index__", "__int__", "__float__", "__bool__"})
 """Array methods that convert to a Python value (and fail on an abstract tracer)."""
 CONSTANT_COLLECTIVES = frozenset({"jax.lax.psum"})

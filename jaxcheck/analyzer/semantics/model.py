@@ -247,20 +247,35 @@ class SemanticModel:
 
     def is_jax_array(self, node: cst.BaseExpression) -> bool:
         """True when `node` is known to be a JAX array, traced or not: a JAX array call's result, an
-        `.at[...]` update, arithmetic or indexing on one, or a parameter annotated as an array."""
+        `.at[...]` update, arithmetic or indexing on one, or a parameter annotated as an array or passed
+        one by some visible call."""
         value = self.value_of(node)
-        if value.flags & JAX_ARRAY:
+        if value.flags & JAX_ARRAY or self._is_array_attribute(node):
             return True
         param = self._parameter(value)
         if param is None or self.is_ref(node):
             return False
         function = self.solution.functions.get(param.function)
-        return function is not None and param.name in function.array_params
+        if function is not None and param.name in function.array_params:
+            return True
+        return param.name in self.solution.jax_array_params.get(param.function, ())
+
+    def _is_array_attribute(self, node: cst.BaseExpression) -> bool:
+        """`self.buf` where every store of the class's methods to `buf` is a JAX array, or `state.vel`
+        of a traced object whose class annotates `vel` as an array (and stores nothing else there)."""
+        owner = self.records.attribute_owners.get(id(node))
+        if owner is None or not isinstance(node, cst.Attribute):
+            return False
+        stored = self.records.array_attribute_stores.get(owner)
+        if stored is not None:
+            return stored
+        return owner in self.records.array_fields and self.is_traced(node.value)
 
     def is_array_item_store(self, target: cst.Subscript) -> bool:
         """True when assigning to `target` (`x[i] = v`) would mutate a JAX array in place: `x` is a
-        known JAX array, or a traced parameter indexed with a traced value (a list, tuple or dict
-        cannot take a tracer as index, so a pytree carry `values[0] = v` is left alone). A string key
+        known JAX array, a parameter that certainly holds a tracer (an array is passed where the trace
+        is visible), or a traced parameter indexed with a traced value (a list, tuple or dict cannot
+        take a tracer as index, so a pytree carry `values[0] = v` is left alone). A string key
         (`params["w"]`) shows a dict, whatever the model thinks of the container."""
         if any(_is_string(element.slice) for element in target.slice):
             return False
@@ -269,8 +284,11 @@ class SemanticModel:
         if self.is_jax_array(target.value):
             return True
         value = self.value_of(target.value)
-        if self._parameter(value) is None or not self.solution.is_traced(value.deps):
+        param = self._parameter(value)
+        if param is None or not self.solution.is_traced(value.deps):
             return False
+        if self.solution.certain_tracer(param):
+            return True
         return any(isinstance(e.slice, cst.Index) and self.is_traced(e.slice.value) for e in target.slice)
 
     @staticmethod

@@ -62,5 +62,11 @@ class ModuleRecords:
     unbatched_targets: dict[int, tuple[str, TraceSpec]] = field(default_factory=dict)
     """Per-example batching calls (`jax.vmap(f, in_axes=(None, 0))`) that leave arguments unmapped, by id,
     with the function (key or qualified name) and the spec: an unmapped key is shared by the batch."""
+    attribute_owners: dict[int, tuple[str, str]] = field(default_factory=dict)
+    """Attribute reads (`self.buf`, `state.vel` for `state: State`) by id: (class key, attribute)."""
+    array_attribute_stores: dict[tuple[str, str], bool] = field(default_factory=dict)
+    """Per (class key, attribute) stored in the class's methods: whether every store is a JAX array."""
+    array_fields: set[tuple[str, str]] = field(default_factory=set)
+    """Class fields annotated as arrays (`vel: jax.Array` in a NamedTuple or dataclass)."""
     random_scopes: set[str] = field(default_factory=set)
     """Keys of the functions (and the module) whose own code calls `jax.random`."""

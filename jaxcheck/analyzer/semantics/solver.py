@@ -79,6 +79,9 @@ class Solution:
     """Per function, the parameters that hold a tracer without being provably abstract: a
     differentiating transform's (`grad` keeps values concrete) or an opaque call's result passed on.
     Storing them outside leaks a tracer; branching on them is fine."""
+    jax_array_params: dict[str, set[str]] = field(default_factory=dict)
+    """Per function, the parameters some visible call passes a JAX array (module-level calls too):
+    item assignment to them raises there, traced or not."""
     roots: set[str] = field(default_factory=set)
     cached: set[str] = field(default_factory=set)
     resolve: _Resolver | None = None
@@ -150,11 +153,19 @@ class Solution:
                 parts.append(repr((key, *facts, self._distinct_contexts(key))))
             if key in self.repeated:
                 parts.append(repr((key, "repeated")))
+            if key in self.jax_array_params:
+                parts.append(repr((key, sorted(self.jax_array_params[key]))))
         for target in sorted(set(summary.exports.values())):
             function = self.function_named(target)
             if function is not None and (function.inert_params or function.draws) and function.key not in summary.functions:
                 parts.append(repr((target, sorted(function.inert_params), sorted(function.draws))))
         return "\n".join(parts)
+
+    def certain_tracer(self, dep: ParamDep) -> bool:
+        """Whether parameter `dep` certainly holds a tracer (an array, not a container) in some way its
+        function is traced that reaches `dep`."""
+        return any(context.reaches(dep) and dep.name in context.tracers
+                   for context in self.contexts.get(dep.function, {}).values())
 
     def _distinct_contexts(self, key: str) -> list[tuple[list[str], list[str], list[str]]]:
         distinct = set(self.contexts.get(key, {}).values())
@@ -264,6 +275,9 @@ def solve(summaries: Iterable[ModuleSummary]) -> Solution:
                 edges_by_caller.setdefault(edge.caller, []).append((edge, callee))
                 solution.callees.setdefault(edge.caller, set()).add(callee)
                 passed.setdefault(callee, set()).update(edge.arguments.passed(functions[callee]))
+                jax_arrays = edge.arguments.jax_arrays(functions[callee])
+                if jax_arrays:
+                    solution.jax_array_params.setdefault(callee, set()).update(jax_arrays)
     for summary in summaries:
         for root in summary.roots:
             key = resolve(root.target)
@@ -312,6 +326,8 @@ def _apply(solution: Solution, key: str, spec: TraceSpec, never_passed: frozense
             solution.omnistaged.add(key)
     traced = spec.traced_params(function) - never_passed
     held = spec.differentiated_params(function) - never_passed
+    if spec.jax_array_params(function):
+        solution.jax_array_params.setdefault(key, set()).update(spec.jax_array_params(function))
     if held:
         solution.holders.setdefault(key, set()).update(held)
     tracers = spec.tracer_params(function) & traced

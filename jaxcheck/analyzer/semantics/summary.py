@@ -69,7 +69,8 @@ class TraceSpec:
     `caches` marks transforms whose traced program is reused on later calls (jit, pmap, lax bodies).
     `array_positions`/`array_keywords` name the arguments known to be JAX arrays where the call is
     visible (`jax.jit(f)(x)`, `lax.switch` operands): those parameters are certainly tracers;
-    `present_positions`/`present_keywords` those known never to be None.
+    `present_positions`/`present_keywords` those known never to be None; `jax_positions`/`jax_keywords`
+    those known to be JAX arrays.
     `differentiated_positions` are the parameters a differentiating transform (`grad`, staged False)
     passes concrete tracers to; with `differentiates_primals`, every positional parameter (`jvp`).
     """
@@ -90,6 +91,8 @@ class TraceSpec:
     array_keywords: frozenset[str] = frozenset()
     present_positions: frozenset[int] = frozenset()
     present_keywords: frozenset[str] = frozenset()
+    jax_positions: frozenset[int] = frozenset()
+    jax_keywords: frozenset[str] = frozenset()
     differentiated_positions: frozenset[int] = frozenset()
     differentiates_primals: bool = False
 
@@ -108,6 +111,10 @@ class TraceSpec:
         else:
             names = {free[p] for p in self.normalized(self.differentiated_positions, len(free))}
         return frozenset(names - self.bound_names - function.non_array_params)
+
+    def jax_array_params(self, function: FunctionSummary) -> frozenset[str]:
+        """The parameters of `function` that receive a JAX array where the call is visible."""
+        return self._named(function, self.jax_positions, self.jax_keywords)
 
     def present_params(self, function: FunctionSummary) -> frozenset[str]:
         """The parameters of `function` that certainly receive a value other than None."""

@@ -67,8 +67,9 @@ class Signature(Protocol):
     def parameters(self) -> tuple[str, ...]: ...
 
 
-_UNKNOWN, _PRESENT, _ARRAY = 0, 1, 2
-"""What an argument is known to be: anything, never None, or an array (a tracer whenever traced)."""
+_UNKNOWN, _PRESENT, _ARRAY, _JAX_ARRAY = 0, 1, 2, 3
+"""What an argument is known to be: anything, never None, an array (a tracer whenever traced), or a
+JAX array (immutable, traced or not)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +88,9 @@ class CallArguments:
     present_positions: frozenset[int] = frozenset()
     present_keywords: frozenset[str] = frozenset()
     """The arguments known never to be None (literals, containers, arrays, `x.shape`)."""
+    jax_positions: frozenset[int] = frozenset()
+    jax_keywords: frozenset[str] = frozenset()
+    """The arguments known to be JAX arrays, traced or not (`jnp.zeros(3)`, `jax.random.normal(k)`)."""
 
     def bind(self, function: Signature) -> dict[str, Deps]:
         """Map `function`'s parameter names to the dependencies of the arguments passed to them; empty
@@ -99,13 +103,19 @@ class CallArguments:
     def arrays(self, function: Signature) -> frozenset[str]:
         """The parameters of `function` that receive an array (a tracer whenever traced) from this
         call (`*args` and `**kwargs` excepted: they are containers)."""
-        return frozenset(name for name, kind, _ in self._slots(function) if kind == _ARRAY)
+        return frozenset(name for name, kind, _ in self._slots(function) if kind >= _ARRAY)
+
+    def jax_arrays(self, function: Signature) -> frozenset[str]:
+        """The parameters of `function` that receive a JAX array from this call, traced or not."""
+        return frozenset(name for name, kind, _ in self._slots(function) if kind == _JAX_ARRAY)
 
     def present(self, function: Signature) -> frozenset[str]:
         """The parameters of `function` that receive a value known never to be None from this call."""
         return frozenset(name for name, kind, _ in self._slots(function) if kind != _UNKNOWN)
 
     def _kind(self, position: int | None, keyword: str | None) -> int:
+        if position in self.jax_positions or keyword in self.jax_keywords:
+            return _JAX_ARRAY
         if position in self.array_positions or keyword in self.array_keywords:
             return _ARRAY
         return _PRESENT if position in self.present_positions or keyword in self.present_keywords else _UNKNOWN

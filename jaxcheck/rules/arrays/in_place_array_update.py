@@ -62,6 +62,16 @@ class InPlaceArrayUpdate(Rule):
     summary = "`x[i] = v` or `x[i] += v` on an immutable JAX array; use `x = x.at[i].set(v)`"
 
     VALID = (
+        # A gradient of a pytree is a pytree; an attribute some method stores a NumPy array in may be one.
+        Valid("import jax\ndef f(p):\n    return p[0] * p[1]\ng = jax.grad(f)([1.0, 2.0])\ng[0] = 0.0\n"),
+        Valid("import jax.numpy as jnp\nimport numpy as np\nclass Buffer:\n    def __init__(self, n):\n"
+              "        self.data = jnp.zeros(n)\n    def to_host(self):\n        self.data = np.asarray(self.data)\n"
+              "    def push(self, i, v):\n        self.data[i] = v\n"),
+        # A field annotated as an array, outside traced code, may hold a NumPy array.
+        Valid("import jax\nfrom typing import NamedTuple\nclass State(NamedTuple):\n    vel: jax.Array\n"
+              "def reset(state: State):\n    state.vel[0] = 0.0\n"),
+        Valid("import jax\nimport numpy as np\n@jax.jit\ndef h(a):\n    return a\ndef fill(a):\n    a[0] = 1\n"
+              "fill(np.zeros(3))\n"),
         # Pallas kernels (and what they pass their Refs to) write through mutable Refs.
         Valid("import jax\nfrom jax.experimental import pallas as pl\n"
               "def store(src_ref: jax.Array, dst_ref: jax.Array):\n    dst_ref[0] = src_ref[0]\n"
@@ -84,6 +94,17 @@ class InPlaceArrayUpdate(Rule):
         Valid("import jax\n@jax.jit\ndef f(v):\n    v = v[:]\n    v[0] = v[0] + v[1]\n    return v\n"),
     )
     INVALID = (
+        Invalid("import jax\nimport jax.numpy as jnp\ndef f(w):\n    return (w * w).sum()\n"
+                "g = jax.grad(f)(jnp.ones(3))\ng[0] *= 0\n", 6, 1, ".multiply("),
+        Invalid("import jax\nimport numpy as np\nx = jax.device_put(np.zeros(3))\nx[1] = 2\n", 4, 1),
+        Invalid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef h(a):\n    a[0] = 1\n    return a\n"
+                "h(jnp.zeros(3))\n", 5, 5),
+        Invalid("import jax\nimport jax.numpy as jnp\ndef h(a):\n    a[0] = 1\n    return a\n"
+                "y = jax.jit(h)(jnp.zeros(3))\n", 4, 5),
+        Invalid("import jax.numpy as jnp\nclass Buffer:\n    def __init__(self, n):\n        self.data = jnp.zeros(n)\n"
+                "    def push(self, i, v):\n        self.data[i] = v\n", 6, 9),
+        Invalid("import jax\nfrom typing import NamedTuple\nclass State(NamedTuple):\n    vel: jax.Array\n"
+                "@jax.jit\ndef step(state: State, dt):\n    state.vel[:, 1] -= dt\n    return state\n", 7, 5),
         Invalid("import jax\ndef kernel(x_ref: jax.Array, o_ref: jax.Array):\n    o_ref[0] += 1\n", 3, 5),
         Invalid("import jax.numpy as jnp\nx = jnp.zeros(3)\nx[0] = 1\n", 3, 1, "immutable",
                 fix="import jax.numpy as jnp\nx = jnp.zeros(3)\nx = x.at[0].set(1)\n"),
