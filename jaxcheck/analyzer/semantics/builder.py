@@ -40,8 +40,8 @@ from jaxcheck.analyzer.semantics.summary import (
     TraceSpec,
 )
 from jaxcheck.analyzer.semantics.syntax import argument, at_receiver, chain_root, dotted, last_statement, literal_strings
-from jaxcheck.analyzer.semantics.attributes import AttributeReader
-from jaxcheck.analyzer.semantics.guards import GuardReader, Narrowed, Narrowing
+from jaxcheck.analyzer.semantics.objects import ObjectReader
+from jaxcheck.analyzer.semantics.guards import GuardReader, KeyTest, Narrowed, Narrowing, absent_keys
 from jaxcheck.analyzer.semantics.trace_roots import TraceRootReader
 from jaxcheck.analyzer.semantics.values import (
     ARRAY_VALUED,
@@ -96,7 +96,7 @@ class _PendingBody:
     scope: Scope
 
 
-class ModelBuilder(TraceRootReader, AttributeReader, GuardReader):
+class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
     """Interprets one module. Use :meth:`build`; the instance is single-use."""
 
     def __init__(self, module_name: str, path: str, extra_jit: Iterable[str] = (), package: str | None = None) -> None:
@@ -114,6 +114,8 @@ class ModelBuilder(TraceRootReader, AttributeReader, GuardReader):
         self.parameter_use = ParameterUse()
         self._container_params: dict[str, frozenset[str]] = {}
         self._param_classes: dict[str, dict[str, str]] = {}
+        self._class_bases: dict[str, tuple[str, ...]] = {}
+        self._attribute_instances: dict[tuple[str, str], str | None] = {}
         self._parameter_names: dict[str, frozenset[str]] = {}
         self._immediate_calls: dict[int, cst.Call] = {}
         """Transform calls called right away (`jax.vmap(f)(x)`), by id, with the call."""
@@ -122,6 +124,9 @@ class ModelBuilder(TraceRootReader, AttributeReader, GuardReader):
         self._draws: dict[str, set[str]] = {}
         """Per function key, the parameters it passes as the key to a consuming `jax.random` call."""
         self._conditional = 0
+        self._absent_keys: list[KeyTest] = []
+        """`key not in table` facts that hold here: a store `table[key] = v` adds an entry, and changes
+        no entry a trace may have read (a write-once memo or registry)."""
         """How many enclosing expressions may skip what is being evaluated (`a if c else b`, `x and y`)."""
         self._concrete_after_statement: set[Narrowed] = set()
         self._immediate_args: dict[int, list[Value]] = {}
@@ -222,10 +227,12 @@ class ModelBuilder(TraceRootReader, AttributeReader, GuardReader):
                 self._end_statement()
 
     def _suite(self, suite: cst.BaseSuite) -> None:
+        known_absent = len(self._absent_keys)
         if isinstance(suite, cst.IndentedBlock):
             self._block(suite.body)
         elif isinstance(suite, cst.SimpleStatementSuite):
             self._small_statements(suite.body)
+        del self._absent_keys[known_absent:]
 
     @property
     def _function_key(self) -> str:
@@ -370,6 +377,7 @@ class ModelBuilder(TraceRootReader, AttributeReader, GuardReader):
         for keyword in node.keywords:
             self._eval(keyword.value)
         key = self._child_key(node.name.value)
+        self._note_class(key, node.bases)
         self.scope.bind(node.name.value, Binding(BindingKind.CLASS, key))
         if is_flax:
             self.flax_classes.add(key)
@@ -385,19 +393,22 @@ class ModelBuilder(TraceRootReader, AttributeReader, GuardReader):
         self._eval(node.test)
         self._end_statement()
         concrete_if_true, concrete_if_false = self._isinstance_narrowing(node.test)
+        absent_if_true, absent_if_false = absent_keys(node.test)
         before = dict(self._env)
         self._assume_concrete(concrete_if_true)
-        with self._branch(node, 0):
+        with self._branch(node, 0), self._keys_absent(absent_if_true):
             self._suite(node.body)
         after_body = self._swap_env(before)
         self._assume_concrete(concrete_if_false)
-        with self._branch(node, 1):
+        with self._branch(node, 1), self._keys_absent(absent_if_false):
             if isinstance(node.orelse, cst.If):
                 self._if(node.orelse)
             elif node.orelse is not None:
                 self._suite(node.orelse.body)
         if not _always_exits(node.body):  # `if isinstance(x, Tracer): raise ...`: x is concrete after it
             self._join_env(after_body)
+        else:  # `if k in table: raise ...`: k is absent after it
+            self._absent_keys += absent_if_false
 
     @contextmanager
     def _branch(self, node: cst.CSTNode, alternative: int) -> Iterator[None]:
@@ -407,6 +418,15 @@ class ModelBuilder(TraceRootReader, AttributeReader, GuardReader):
             yield
         finally:
             self._branches.pop()
+
+    @contextmanager
+    def _keys_absent(self, tests: list[KeyTest]) -> Iterator[None]:
+        """Inside a branch that `tests` (`k not in table`) guard."""
+        self._absent_keys += tests
+        try:
+            yield
+        finally:
+            del self._absent_keys[len(self._absent_keys) - len(tests):]
 
     @contextmanager
     def _in_loop(self, node: cst.CSTNode) -> Iterator[None]:
@@ -646,6 +666,9 @@ class ModelBuilder(TraceRootReader, AttributeReader, GuardReader):
         if containers_only and not self.scope.load(base.value).flags & PYTHON_CONTAINER:
             return
         written = target.value if containers_only and isinstance(target, cst.Attribute) else target  # `x.append`: x
+        if isinstance(target, cst.Subscript) and any(test.covers(target) for test in self._absent_keys):
+            self.records.mutated_names.add(id(base))  # a new entry: no entry a trace read changes
+            return
         self._record_mutated_name(base, target, _first_attribute(written, base))
 
     def _record_mutated_name(self, name: cst.Name, site: cst.CSTNode, path: str | None = None) -> None:
@@ -751,8 +774,9 @@ class ModelBuilder(TraceRootReader, AttributeReader, GuardReader):
         function = self.functions[key]
         names = [*function.positional, *function.keyword_only]
         names += [n for n in (function.var_positional, function.var_keyword) if n is not None]
+        classes = self._param_classes.get(key, {})
         for name in names:
-            scope.bind(name, VARIABLE, Value(frozenset({ParamDep(key, name)})))
+            scope.bind(name, VARIABLE, Value(frozenset({ParamDep(key, name)}), instance=classes.get(name)))
         containers = {n for n in (function.var_positional, function.var_keyword) if n is not None}
         for name in containers | self._container_params.get(key, frozenset()):
             scope.bind(name, VARIABLE, Value(frozenset({ParamDep(key, name)}), PYTHON_CONTAINER))
@@ -764,13 +788,13 @@ class ModelBuilder(TraceRootReader, AttributeReader, GuardReader):
     def _function_body(self, pending: _PendingBody) -> None:
         node = pending.node
         assert isinstance(node, cst.FunctionDef)
-        outer, branches, loops = self.scope, self._branches, self._loops
+        outer, branches, loops, absent = self.scope, self._branches, self._loops, self._absent_keys
         self.scope = self._function_scope(node, pending.key, pending.scope)
-        self._branches, self._loops = [], []
+        self._branches, self._loops, self._absent_keys = [], [], []
         try:
             self._suite(node.body)
         finally:
-            self.scope, self._branches, self._loops = outer, branches, loops
+            self.scope, self._branches, self._loops, self._absent_keys = outer, branches, loops, absent
 
     def _eval_parameter_defaults(self, params: cst.Parameters) -> None:
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
@@ -825,7 +849,7 @@ class ModelBuilder(TraceRootReader, AttributeReader, GuardReader):
         assert isinstance(node, cst.Attribute)
         receiver = self._eval(node.value)
         attr = node.attr.value
-        self._note_attribute_read(node)
+        read = self._attribute_read(node)
         if attr in PROBE_ATTRIBUTES:
             self._note_probe(node.value)
         if id(node.value) in self.records.outer_names:
@@ -834,7 +858,7 @@ class ModelBuilder(TraceRootReader, AttributeReader, GuardReader):
             return Value(receiver.deps, receiver.flags & JAX_ARRAY if attr != "at" else 0)
         if receiver.flags & FILESYSTEM_PATH and attr == "parent":
             return Value(NO_DEPS, FILESYSTEM_PATH)
-        return UNKNOWN
+        return read if read is not None else UNKNOWN
 
     def _subscript(self, node: cst.CSTNode) -> Value:
         assert isinstance(node, cst.Subscript)
@@ -1036,7 +1060,7 @@ class ModelBuilder(TraceRootReader, AttributeReader, GuardReader):
             if qualified_name(self.scope, node.func.func) in self.transforms:
                 # `jax.jit(f)(x)`: read `x` first, so the root of `f` knows which arguments are arrays
                 early_args = self._immediate_args[id(node)] = [self._eval(arg.value) for arg in node.args]
-        self._eval(node.func)
+        called = self._eval(node.func)
         name = qualified_name(self.scope, node.func)
         if name is not None:
             self.records.call_names[id(node)] = name
@@ -1077,6 +1101,11 @@ class ModelBuilder(TraceRootReader, AttributeReader, GuardReader):
             gradient = self.records.call_names.get(id(node.func)) in jax_api.GRADIENT_TRANSFORMS
             flags = JAX_ARRAY if gradient and len(node.func.args) == 1 and self._first_is_array(node.args, args) else 0
             return combine((staged, *args), flags)
+        method_call = self._called_method(node.func, called)
+        if method_call is not None:  # `model(x)`, `model.encode(x)`, Flax `model.apply(variables, x)`
+            method, applied = method_call
+            call_args, values = self._apply_arguments(node.args, args) if applied else (list(node.args), args)
+            return self._local_call(node, method, values, 1, call_args)
         if isinstance(node.func, cst.Name):
             owner = self._owner(node.func.value)
             target = self.records.program_order.transformed_target(owner.key, node.func.value) if owner else None
@@ -1103,16 +1132,19 @@ class ModelBuilder(TraceRootReader, AttributeReader, GuardReader):
                 return combine(args)
             if name in _CONTAINER_BUILTINS:
                 return Value(combine(args).deps, PYTHON_CONTAINER)
+            created = self._instance_created(name)
+            if created is not None:
+                return created
             if name in self.functions:
                 return self._local_call(node, name, args, 0)
             if name.startswith(_EXTERNAL_PREFIXES):
                 return UNKNOWN
             self._record_edge(node, name, args, 0)
             return _opaque(args)  # `optax.global_norm(g)`, a function of another project module
-        method = self._method_key(node.func)
-        if method is not None:
-            self.records.call_names.setdefault(id(node), method)  # `self.m(...)` calls this module's `m`
-            return self._local_call(node, method, args, self._self_bound(method))
+        self_method = self._method_key(node.func)
+        if self_method is not None:
+            self.records.call_names.setdefault(id(node), self_method)  # `self.m(...)` calls this module's `m`
+            return self._local_call(node, self_method, args, self._self_bound(self_method))
         if isinstance(node.func, cst.Attribute):
             receiver = self._known(node.func.value)
             attr = node.func.attr.value
@@ -1138,12 +1170,12 @@ class ModelBuilder(TraceRootReader, AttributeReader, GuardReader):
         name = self.records.call_names.get(id(args[0].value))
         return name is not None and name.startswith("numpy.") and jax_api.returns_array(f"jax.{name}")
 
-    def _arguments(self, node: cst.Call, args: list[Value], bound: int) -> CallArguments:
+    def _arguments(self, call_args: Sequence[cst.Arg], args: list[Value], bound: int) -> CallArguments:
         positional: list[Deps] = []
         keywords: list[tuple[str, Deps]] = []
-        facts = _argument_facts(node.args, args)
+        facts = _argument_facts(call_args, args)
         has_star = False
-        for arg, value in zip(node.args, args):
+        for arg, value in zip(call_args, args):
             if arg.star:
                 has_star = True
             elif arg.keyword is not None:
@@ -1167,15 +1199,20 @@ class ModelBuilder(TraceRootReader, AttributeReader, GuardReader):
         if self._holds_parameter(key.value, self._function_key):
             self._draws.setdefault(self._function_key, set()).add(key.value)
 
-    def _local_call(self, node: cst.Call, key: str, args: list[Value], bound: int) -> Value:
-        self._note_tracer_rejection(node, key, bound)
-        arguments = self._record_edge(node, key, args, bound)
+    def _local_call(self, node: cst.Call, key: str, args: list[Value], bound: int,
+                    call_args: Sequence[cst.Arg] | None = None) -> Value:
+        """A call of this module's function `key` with `args` (the values of `call_args`, by default the
+        call's own arguments)."""
+        call_args = node.args if call_args is None else call_args
+        self._note_tracer_rejection(call_args, key, bound)
+        arguments = self._record_edge(node, key, args, bound, call_args)
         return Value(frozenset({CallDep(self._function_key, key, arguments)}))
 
-    def _record_edge(self, node: cst.Call, callee: str, args: list[Value], bound: int) -> CallArguments:
+    def _record_edge(self, node: cst.Call, callee: str, args: list[Value], bound: int,
+                     call_args: Sequence[cst.Arg] | None = None) -> CallArguments:
         """Record the call `node` of `callee` (at module level too: which arguments a function is ever
         passed decides which of its defaulted parameters can hold tracers)."""
-        arguments = self._arguments(node, args, bound)
+        arguments = self._arguments(node.args if call_args is None else call_args, args, bound)
         caller = self._function_key
         self._call_event(node, callee)
         if self._loops:
@@ -1195,11 +1232,22 @@ class ModelBuilder(TraceRootReader, AttributeReader, GuardReader):
         if name is not None and not name.startswith(_EXTERNAL_PREFIXES):
             self._record_edge(node, name, args, self._self_bound(method) if method else 0)
 
+    def _instance_target(self, target: cst.BaseExpression, spec: TraceSpec) -> bool:
+        """`jax.vmap(model)`, `jax.jit(model.apply)`, `jax.jit(model.encode)` on an instance of this
+        module's class: the transform traces that method (self bound; `apply` drops the variables)."""
+        method_call = self._called_method(target, self.records.values.get(id(target), UNKNOWN))
+        if method_call is None:
+            return False
+        method, applied = method_call
+        self._add_root(method, (spec.without_first_argument() if applied else spec).binding(1))
+        return True
+
     def _transform_call(self, node: cst.Call, transform: jax_api.Transform) -> None:
         target = argument(node, 0, ("fun", "f"))
         if target is not None:
             spec = self._spec(transform, node.args)
-            self._register_target(target, self._called_spec(spec, node))
+            if not self._instance_target(target, self._called_spec(spec, node)):
+                self._register_target(target, self._called_spec(spec, node))
             if transform.in_axes == "in_axes" and not transform.caches and spec.unbatched_positions:
                 self._record_unbatched(node, target, spec)
             inner = self._callable_key(target) if self._in_function else None

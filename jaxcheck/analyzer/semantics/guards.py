@@ -9,6 +9,7 @@ the solve then leaves out the calls that certainly pass a tracer (or a value) th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -137,7 +138,7 @@ class GuardReader:
             rejected.add(test.args[0].value.value)
         return frozenset(rejected) & frozenset(self.functions[self.records.function_keys[id(node)]].parameters)
 
-    def _note_tracer_rejection(self, node: cst.Call, callee: str, bound: int) -> None:
+    def _note_tracer_rejection(self, call_args: Sequence[cst.Arg], callee: str, bound: int) -> None:
         """A call, evaluated whenever its statement runs, that passes one of the current function's
         parameters to a parameter `callee` rejects tracers for: the rest of the block runs only where
         that parameter is concrete (applied when the statement ends)."""
@@ -146,7 +147,7 @@ class GuardReader:
         if not rejected or self._conditional or current.kind is not ScopeKind.FUNCTION:
             return
         function = self.functions[callee]
-        for position, arg in enumerate(node.args):
+        for position, arg in enumerate(call_args):
             if arg.star:
                 return
             name = function.parameter_for(None if arg.keyword else position, arg.keyword.value if arg.keyword else None, bound)
@@ -198,3 +199,33 @@ def _is_docstring(statement: cst.CSTNode) -> bool:
         and isinstance(statement.body[0], cst.Expr)
         and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
     )
+
+
+def absent_keys(test: cst.BaseExpression) -> tuple[list[KeyTest], list[KeyTest]]:
+    """The (key, table) pairs a test proves absent when it is true and when it is false:
+    `k not in d` and `k in d` (negated by `not`)."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        when_true, when_false = absent_keys(test.expression)
+        return when_false, when_true
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].comparator, cst.Name):
+        operator = test.comparisons[0].operator
+        pair = KeyTest(test.left, test.comparisons[0].comparator)
+        if isinstance(operator, cst.NotIn):
+            return [pair], []
+        if isinstance(operator, cst.In):
+            return [], [pair]
+    return [], []
+
+
+class KeyTest(NamedTuple):
+    """`key in table` for a table named by a plain name."""
+
+    key: cst.BaseExpression
+    table: cst.Name
+
+    def covers(self, store: cst.Subscript) -> bool:
+        """Whether `store` (`table[key] = v`) writes this key of this table."""
+        if not isinstance(store.value, cst.Name) or store.value.value != self.table.value or len(store.slice) != 1:
+            return False
+        index = store.slice[0].slice
+        return isinstance(index, cst.Index) and index.value.deep_equals(self.key)

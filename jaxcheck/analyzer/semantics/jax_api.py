@@ -148,6 +148,8 @@ LAX_BODIES: dict[str, tuple[BodySlot, ...]] = {
 }
 
 FLAX_MODULE_BASES = frozenset({"flax.linen.Module"})
+FLAX_APPLY_KEYWORDS = frozenset({"rngs", "method", "mutable", "capture_intermediates"})
+"""Keywords `Module.apply` keeps for itself; the rest go to the applied method."""
 FLAX_TRACED_METHODS = frozenset({"__call__", "setup"})
 FLAX_COMPACT = "flax.linen.compact"
 

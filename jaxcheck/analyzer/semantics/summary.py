@@ -6,7 +6,7 @@ those of the rest of the project, and a cache can store them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace, field
 
 from jaxcheck.analyzer.semantics.values import CallArguments, Deps
 
@@ -143,6 +143,25 @@ class TraceSpec:
             names += [n for n in (function.var_positional, function.var_keyword) if n is not None]
         traced = frozenset(n for n in names if n not in excluded)
         return traced & function.array_params if self.array_params_only else traced
+
+    def binding(self, positional: int, names: frozenset[str] = frozenset()) -> TraceSpec:
+        """This spec for the function with `positional` more leading parameters and `names` bound
+        (`self` of a method, the arguments given to `functools.partial`)."""
+        return replace(self, bound_positional=self.bound_positional + positional, bound_names=self.bound_names | names)
+
+    def without_first_argument(self) -> TraceSpec:
+        """This spec for a callable that drops its first argument before calling the function (Flax's
+        `apply(variables, *args)`): every non-negative position moves down by one."""
+        def shift(positions: frozenset[int]) -> frozenset[int]:
+            return frozenset(p - 1 if p > 0 else p for p in positions if p != 0)
+
+        limit = None if self.positional_limit is None else max(0, self.positional_limit - 1)
+        return replace(
+            self, static_positions=shift(self.static_positions), unbatched_positions=shift(self.unbatched_positions),
+            positional_limit=limit, array_positions=shift(self.array_positions),
+            present_positions=shift(self.present_positions), jax_positions=shift(self.jax_positions),
+            differentiated_positions=shift(self.differentiated_positions),
+        )
 
     @staticmethod
     def normalized(positions: frozenset[int], count: int) -> set[int]:

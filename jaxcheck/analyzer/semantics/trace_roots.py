@@ -7,7 +7,6 @@ records and function table while the one traversal runs.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 import libcst as cst
 
@@ -127,7 +126,7 @@ class TraceRootReader:
             return
         method = self._method_key(target)
         if method is not None:
-            self._add_root(method, _bound(spec, self._self_bound(method)))
+            self._add_root(method, spec.binding(self._self_bound(method)))
             return
         name = qualified_name(self.scope, target)
         if name is not None and not name.startswith("builtins."):
@@ -145,7 +144,7 @@ class TraceRootReader:
                 return
             positional = sum(1 for a in rest if a.keyword is None)
             names = frozenset(a.keyword.value for a in rest if a.keyword is not None)
-            self._register_target(first, _bound(spec, positional, names))
+            self._register_target(first, spec.binding(positional, names))
             return
         inner = self.transforms.get(name) if name is not None else None
         if inner is not None:
@@ -168,6 +167,3 @@ class TraceRootReader:
             return binding.target
         return None
 
-
-def _bound(spec: TraceSpec, positional: int, names: frozenset[str] = frozenset()) -> TraceSpec:
-    return replace(spec, bound_positional=spec.bound_positional + positional, bound_names=spec.bound_names | names)

@@ -187,15 +187,17 @@ an array tracer (never None, a string or a container)."""
 
 @dataclass(frozen=True, slots=True)
 class Value:
-    """The abstract value of one expression: its dependencies, type facts and, for literal
-    tuples/lists, the values of the elements (so `a, b = x, 0` unpacks precisely)."""
+    """The abstract value of one expression: its dependencies, type facts, for literal tuples/lists
+    the values of the elements (so `a, b = x, 0` unpacks precisely), and for an object of a class of
+    this module, that class's key (`model = MLP(...)`: calling `model(x)` runs `MLP.__call__`)."""
 
     deps: Deps = NO_DEPS
     flags: int = 0
     elements: tuple[Value, ...] | None = None
+    instance: str | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.deps) or bool(self.flags)
+        return bool(self.deps) or bool(self.flags) or self.instance is not None
 
     def joined(self, other: Value) -> Value:
         """The value that may be either `self` or `other` (union of dependencies, common facts)."""
@@ -203,7 +205,8 @@ class Value:
             return self
         deps = self.deps | other.deps
         flags = self.flags & other.flags
-        return Value(deps, flags) if deps or flags else UNKNOWN
+        instance = self.instance if self.instance == other.instance else None
+        return Value(deps, flags, instance=instance) if deps or flags or instance else UNKNOWN
 
     def element(self) -> Value:
         """The value of one item obtained by iterating over or indexing this value."""

@@ -51,7 +51,9 @@ class StaleGlobalRead(Rule):
     Constants bound once, imports, functions and `typing.Final` names are never reported, nor setup
     that finishes before any call (straight-line module code, a finished module-level loop, a registry
     filled at import time), nor a store after the last call, nor a store to another attribute
-    (`FLAGS.a = 1` does not change `FLAGS.b`).
+    (`FLAGS.a = 1` does not change `FLAGS.b`), nor a store that only adds an entry (`table[k] = v` under
+    `if k not in table:` or after `if k in table: raise`: a memo or a registry never changes an entry
+    a trace has read).
 
     ## Fix safety
     No fix is offered: turning a global into a parameter changes every call site.
@@ -82,6 +84,12 @@ class StaleGlobalRead(Rule):
               "    return total\n"),
         Valid("import jax\ndef make(scale):\n    @jax.jit\n    def f(x):\n        return x * scale\n    return f\n"),
         Valid("import jax\nREGISTRY = {}\nREGISTRY['relu'] = 1.0\n@jax.jit\ndef f(x):\n    return x * REGISTRY['relu']\n"),
+        # Write-once entries (a memo filled on a miss, a registry that refuses to overwrite) never change
+        # an entry a trace has read.
+        Valid("import jax\n_cache = {}\ndef table(n):\n    if n not in _cache:\n        _cache[n] = n * 2\n"
+              "    return _cache[n]\n@jax.jit\ndef f(x):\n    return x * table(3)\n"),
+        Valid("import jax\nREG = {}\ndef register(name, fn):\n    if name in REG:\n        raise ValueError(name)\n"
+              "    REG[name] = fn\n@jax.jit\ndef f(x):\n    return REG['relu'](x)\n"),
         Valid("import jax\ndef make(scale, shift):\n    scale = scale * 2\n    @jax.jit\n    def f(x):\n"
               "        return x * scale\n    return f\n"),
         Valid("import jax\ntry:\n    LIMIT = 10\nexcept ImportError:\n    LIMIT = 5\n@jax.jit\ndef f(x):\n"
@@ -118,6 +126,8 @@ class StaleGlobalRead(Rule):
                 "def grow():\n    weights.append(3.0)\n", 5, 16, "mutated at line 7"),
         Invalid("import jax\nconfig = {'k': 1}\n@jax.jit\ndef f(x):\n    return x * config['k']\n"
                 "def tweak():\n    config['k'] = 2\n", 5, 16),
+        Invalid("import jax\nREG = {}\ndef register(name, fn):\n    REG[name] = fn\n@jax.jit\ndef f(x):\n"
+                "    return REG['relu'](x)\n", 7, 12, "mutated at line 4"),
         Invalid("import jax\ndef train(xs):\n    scale = 1.0\n    @jax.jit\n    def f(x):\n        return x * scale\n"
                 "    for x in xs:\n        f(x)\n        scale = scale * 0.9\n", 6, 20),
         Invalid("import jax\nclass Cfg:\n    pass\ncfg = Cfg()\n@jax.jit\ndef f(x):\n"
