@@ -1273,12 +1273,18 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
             self.records.unbatched_targets[id(node)] = (name, replace(spec, bound_positional=bound))
 
     def _callable_key(self, target: cst.BaseExpression | None) -> str | None:
-        """The key of a function of this module that `target` names (a lambda, `f`, `partial(f, ...)`)."""
+        """The key of a function of this module that `target` names (a lambda, `f`, `partial(f, ...)`,
+        an instance of the module's class, `model.apply`)."""
         if isinstance(target, cst.Lambda):
             return self.records.function_keys.get(id(target))
         if isinstance(target, cst.Call) and self.records.call_names.get(id(target)) in jax_api.PARTIAL and target.args:
             return self._callable_key(target.args[0].value)
-        name = qualified_name(self.scope, target) if target is not None else None
+        if target is None:
+            return None
+        method_call = self._called_method(target, self.records.values.get(id(target), UNKNOWN))
+        if method_call is not None:
+            return method_call[0]
+        name = qualified_name(self.scope, target)
         return name if name in self.functions else None
 
     def _called_spec(self, spec: TraceSpec, transform_call: cst.Call) -> TraceSpec:

@@ -123,9 +123,12 @@ class Scope:
         return UNKNOWN
 
     def _module_value(self, name: str) -> Value:
-        """Module-level values are concrete; only their type facts (a list, a logger) carry over."""
+        """Module-level values are concrete; only their type facts (a list, a logger, the class of an
+        object) carry over."""
         value = self.module_scope().env.get(name)
-        return Value(NO_DEPS, value.flags) if value is not None and value.flags else UNKNOWN
+        if value is None or not (value.flags or value.instance):
+            return UNKNOWN
+        return Value(NO_DEPS, value.flags, instance=value.instance)
 
     def bind(self, name: str, binding: Binding, value: Value = UNKNOWN) -> None:
         """Bind `name` in this scope (or the module scope for `global` names) with its current value."""

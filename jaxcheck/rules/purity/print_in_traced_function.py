@@ -92,6 +92,9 @@ class PrintInTracedFunction(Rule):
               "def f(x):\n    return p.print(x)\n"),
     )
     INVALID = (
+        Invalid("import jax\nimport equinox as eqx\nclass MLP(eqx.Module):\n    w: jax.Array\n"
+                "    def __call__(self, x):\n        print('forward')\n        return self.w @ x\n"
+                "@eqx.filter_jit\ndef run(model: MLP, x):\n    return jax.vmap(model)(x)\n", 6, 9),
         Invalid("import jax\ndef loss(p):\n    print('loss', p)\n    return p * p\n@jax.jit\ndef step(p):\n"
                 "    return jax.grad(loss)(p)\n", 3, 5),
         Invalid("import jax\n@jax.jit\ndef step(x):\n    def log(v):\n        print('value', v)\n"

@@ -60,6 +60,15 @@ class PythonBranchOnTracer(Rule):
     summary = "Python `if`/`while`/`and`/`or`/`not`/`min`/`max` on a traced value under jit, vmap, pmap or lax bodies"
 
     VALID = (
+        # A module attribute or a static argument is a Python value.
+        Valid("import jax\nimport flax.linen as nn\nclass Net(nn.Module):\n    training: bool = False\n"
+              "    @nn.compact\n    def __call__(self, x):\n        return nn.Dropout(0.1, deterministic=not self.training)(x)\n"
+              "net = Net()\n@jax.jit\ndef step(variables, x):\n    return net.apply(variables, x)\n"),
+        Valid("import jax\nfrom functools import partial\nimport flax.linen as nn\nclass Net(nn.Module):\n"
+              "    @nn.compact\n    def __call__(self, x, is_training):\n"
+              "        return nn.Dropout(0.1, deterministic=not is_training)(x)\nnet = Net()\n"
+              "@partial(jax.jit, static_argnames='is_training')\ndef step(variables, x, is_training):\n"
+              "    return net.apply(variables, x, is_training)\n"),
         Valid("import jax\n@jax.jit\ndef f(x, lo=0, hi=3):\n    ok = lo < x.ndim <= hi\n    return x, ok\n"),
         Valid("import jax\n@jax.jit\ndef f(x):\n    return (0 < x) & (x <= 1)\n"),
         # Only passed arguments are traced: a default no call passes stays a Python value.
@@ -86,6 +95,17 @@ class PythonBranchOnTracer(Rule):
               "        if x > 0:\n            return x\n    return x * 2\n"),
     )
     INVALID = (
+        # A Flax module's parameters are traced by what `apply` passes, annotated or not.
+        Invalid("import jax\nimport flax.linen as nn\nclass Net(nn.Module):\n    @nn.compact\n"
+                "    def __call__(self, x):\n        if x.mean() > 0:\n            x = x * 2\n        return x\n"
+                "net = Net()\n@jax.jit\ndef step(variables, x):\n    return net.apply(variables, x)\n", 6, 12),
+        Invalid("import jax\nimport flax.linen as nn\nclass Net(nn.Module):\n    @nn.compact\n"
+                "    def __call__(self, x, is_training):\n        return nn.Dropout(0.1, deterministic=not is_training)(x)\n"
+                "def loss(variables, x, is_training):\n    return Net().apply(variables, x, is_training, rngs={})\n"
+                "g = jax.jit(loss)\n", 6, 50, "is_training"),
+        Invalid("import jax\nimport equinox as eqx\nclass MLP(eqx.Module):\n    w: jax.Array\n"
+                "    def __call__(self, x):\n        if x.sum() > 0:\n            return x\n        return self.w @ x\n"
+                "@eqx.filter_jit\ndef run(model: MLP, x: jax.Array):\n    return model(x)\n", 6, 12),
         Invalid("import jax\nfrom jax import lax\n@jax.jit\ndef f(v, lo, hi):\n"
                 "    return lax.cond(lo < v <= hi, lambda: v, lambda: -v)\n", 5, 21, "implicit `and`"),
         Invalid("import jax\n@jax.jit\ndef f(v):\n    ok = 0.0 < v <= 1.0\n    return ok\n", 4, 10),
