@@ -308,6 +308,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
                 self.records.history.changed(owner.key, node.target.value, self._change(node, ChangeKind.AUGMENTED))
             self._bind(node.target, combine((current, value), flags))
         else:
+            self._note_attribute_change(node.target)
             self._eval_target_parts(node.target)
 
     def _import(self, node: cst.Import | cst.ImportFrom) -> None:
@@ -377,7 +378,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         for keyword in node.keywords:
             self._eval(keyword.value)
         key = self._child_key(node.name.value)
-        self._note_class(key, node.bases)
+        self._note_class(key, node)
         self.scope.bind(node.name.value, Binding(BindingKind.CLASS, key))
         if is_flax:
             self.flax_classes.add(key)

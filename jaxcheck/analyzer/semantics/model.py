@@ -260,6 +260,18 @@ class SemanticModel:
             return True
         return param.name in self.solution.jax_array_params.get(param.function, ())
 
+    def attribute_change(self, node: cst.Attribute) -> cst.CSTNode | None:
+        """A store that can change what traced code read through `node` after the trace froze it:
+        `node` is `self.attr`/`cls.attr` on a concrete (static) receiver, or `C.attr` on a class of this
+        module; the class hashes by identity (so the cache key stays the same), and a method other
+        than a constructor, or any function, stores the attribute."""
+        owner = self.records.attribute_owners.get(id(node))
+        if owner is None or owner[0] not in self.records.identity_hashed or self.is_traced(node.value):
+            return None
+        if id(node) not in self.records.receiver_reads:
+            return None  # other objects are outer variables: stale-global reads judge them
+        return self.records.attribute_changes.get(owner)
+
     def _is_array_attribute(self, node: cst.BaseExpression) -> bool:
         """`self.buf` where every store of the class's methods to `buf` is a JAX array, or `state.vel`
         of a traced object whose class annotates `vel` as an array (and stores nothing else there)."""

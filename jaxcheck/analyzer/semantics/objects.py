@@ -32,10 +32,17 @@ class ObjectReader(AnnotationReader):
     _class_bases: dict[str, tuple[str, ...]]
     _attribute_instances: dict[tuple[str, str], str | None]
 
-    def _note_class(self, key: str, bases: Sequence[cst.Arg]) -> None:
-        """Remember class `key` and those of its bases that are classes of this module."""
-        names = (qualified_name(self.scope, base.value) for base in bases)
-        self._class_bases[key] = tuple(name for name in names if name is not None and name in self._class_bases)
+    def _note_class(self, key: str, node: cst.ClassDef) -> None:
+        """Remember class `key`, those of its bases that are classes of this module, and whether its
+        objects hash by identity (no decorator, no foreign base, no `__hash__`/`__eq__` of its own): a
+        static `self` of such a class keeps the same cache key whatever its attributes become."""
+        names = [qualified_name(self.scope, base.value) for base in node.bases]
+        local = tuple(name for name in names if name is not None and name in self._class_bases)
+        self._class_bases[key] = local
+        plain_bases = all(name in local and name in self.records.identity_hashed or name == "builtins.object"
+                          for name in names)
+        if plain_bases and not node.decorators and not node.keywords and not _defines_equality(node):
+            self.records.identity_hashed.add(key)
 
     def _method_of(self, class_key: str, name: str) -> str | None:
         """The function key of method `name` of class `class_key`, defined there or in a base of this module."""
@@ -105,11 +112,12 @@ class ObjectReader(AnnotationReader):
                 self.records.array_fields.add((self.scope.key, statement.target.value))
 
     def _note_attribute_store(self, target: cst.BaseExpression, value: Value) -> None:
-        """`self.buf = v`: whether every store to the class's attribute is a JAX array, and which class's
-        instance it holds when every store agrees."""
+        """`self.buf = v`: whether every store to the class's attribute is a JAX array, which class's
+        instance it holds when every store agrees, and where stores happen outside construction."""
         owner = self._attribute_owner(target)
         if owner is None:
             return
+        self._note_attribute_change(target, owner)
         stores = self.records.array_attribute_stores
         stores[owner] = stores.get(owner, True) and bool(value.flags & JAX_ARRAY)
         instance = value.instance
@@ -117,28 +125,62 @@ class ObjectReader(AnnotationReader):
             instance = None
         self._attribute_instances[owner] = instance
 
+    def _note_attribute_change(self, target: cst.BaseExpression, owner: tuple[str, str] | None = None) -> None:
+        """A store or update (`self.calls += 1`) of `owner`'s attribute: outside a constructor, in a
+        function, it can happen after a trace read the attribute."""
+        owner = owner or self._attribute_owner(target)
+        function = self.scope.function_scope()
+        if owner is not None and function.kind is ScopeKind.FUNCTION and function.key.rpartition(".")[2] not in _CONSTRUCTORS:
+            self.records.attribute_changes.setdefault(owner, target)
+
     def _attribute_read(self, node: cst.Attribute) -> Value | None:
         """Record which class's attribute `node` reads; the instance it holds, when known."""
         owner = self._attribute_owner(node)
         if owner is None:
             return None
         self.records.attribute_owners[id(node)] = owner
+        function = self.scope.function_scope()
+        if isinstance(node.value, cst.Name) and (node.value.value == function.self_name or self._class_attribute(node)):
+            self.records.receiver_reads.add(id(node))
         instance = self._attribute_instances.get(owner)
         return Value(instance=instance) if instance is not None else None
 
     def _attribute_owner(self, node: cst.BaseExpression) -> tuple[str, str] | None:
-        """(class key, attribute) for `self.attr` in a method or `p.attr` for a parameter `p: C`, while
-        the name still holds the method's own receiver or parameter."""
+        """(class key, attribute) for `self.attr` (or `cls.attr`) in a method, `obj.attr` for an object
+        of a known class (`p: C`, `obj = C()`), and `C.attr` for a class of this module."""
         if not isinstance(node, cst.Attribute) or not isinstance(node.value, cst.Name):
             return None
         function = self.scope.function_scope()
-        if function.kind is not ScopeKind.FUNCTION:
-            return None
-        name = node.value.value
-        deps = self.scope.load(name).deps
-        if len(deps) != 1 or not all(isinstance(d, ParamDep) and (d.function, d.name) == (function.key, name) for d in deps):
-            return None
-        if name == function.self_name and function.class_scope is not None:
-            return function.class_scope.key, node.attr.value
-        class_key = self._param_classes.get(function.key, {}).get(name)
-        return (class_key, node.attr.value) if class_key is not None else None
+        name, attribute = node.value.value, node.attr.value
+        value = self.scope.load(name)
+        if function.kind is ScopeKind.FUNCTION and name == function.self_name and function.class_scope is not None:
+            own = ParamDep(function.key, name)
+            return (function.class_scope.key, attribute) if value.deps == frozenset({own}) else None
+        if value.instance is not None:
+            return value.instance, attribute
+        return self._class_attribute(node)
+
+    def _class_attribute(self, node: cst.Attribute) -> tuple[str, str] | None:
+        """(class key, attribute) for `C.attr` with `C` a class of this module."""
+        resolved = self.scope.resolve(node.value.value) if isinstance(node.value, cst.Name) else None
+        if resolved is not None and resolved[1].kind is BindingKind.CLASS:
+            return resolved[1].target, node.attr.value
+        return None
+
+
+_CONSTRUCTORS = frozenset({"__init__", "__post_init__", "__new__", "setup"})
+"""Methods that build an object: their stores happen before anyone can trace with it."""
+
+
+def _defines_equality(node: cst.ClassDef) -> bool:
+    """Whether the class body defines or assigns `__hash__` or `__eq__`."""
+    for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
+        if isinstance(statement, cst.FunctionDef) and statement.name.value in ("__hash__", "__eq__"):
+            return True
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign) and any(
+                    isinstance(t.target, cst.Name) and t.target.value in ("__hash__", "__eq__") for t in small.targets
+                ):
+                    return True
+    return False

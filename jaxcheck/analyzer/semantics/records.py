@@ -66,6 +66,14 @@ class ModuleRecords:
     """Attribute reads (`self.buf`, `state.vel` for `state: State`) by id: (class key, attribute)."""
     array_attribute_stores: dict[tuple[str, str], bool] = field(default_factory=dict)
     """Per (class key, attribute) stored in the class's methods: whether every store is a JAX array."""
+    attribute_changes: dict[tuple[str, str], cst.CSTNode] = field(default_factory=dict)
+    """Per (class key, attribute), the first store outside a constructor, in a function (a method such
+    as `set_base`, `cls.scale *= f` in a classmethod, `obj.attr = v` in a helper): it can run after a trace."""
+    receiver_reads: set[int] = field(default_factory=set)
+    """Attribute reads through a method's own `self`/`cls` or through a class name (`Model.scale`)."""
+    identity_hashed: set[str] = field(default_factory=set)
+    """Classes whose objects hash by identity: as a static argument, changing their attributes keeps the
+    cache key (no decorator such as `@dataclass`, no foreign base, no `__hash__`/`__eq__`)."""
     array_fields: set[tuple[str, str]] = field(default_factory=set)
     """Class fields annotated as arrays (`vel: jax.Array` in a NamedTuple or dataclass)."""
     random_scopes: set[str] = field(default_factory=set)

@@ -71,6 +71,18 @@ class StaleGlobalRead(Rule):
     summary = "Traced code reads module-level or enclosing state that is rebound or mutated, so it goes stale"
 
     VALID = (
+        # Set only while constructing; a dataclass (hashed by its fields); a traced `self` (a pytree).
+        Valid("import jax\nfrom functools import partial\nclass Schedule:\n    def __init__(self, base):\n"
+              "        self.base = base\n    @partial(jax.jit, static_argnums=0)\n    def lr(self, t):\n"
+              "        return self.base * t\n"),
+        Valid("import jax\nfrom functools import partial\nfrom dataclasses import dataclass\n@dataclass(frozen=True)\n"
+              "class Schedule:\n    base: float\n    @partial(jax.jit, static_argnums=0)\n    def lr(self, t):\n"
+              "        return self.base * t\n    def warm(self):\n        return Schedule(3.0)\n"),
+        Valid("import jax\nfrom functools import partial\nclass Schedule:\n    def __init__(self):\n"
+              "        self.base = 1.0\n    def __hash__(self):\n        return hash(self.base)\n"
+              "    def __eq__(self, other):\n        return self.base == other.base\n    def warm(self):\n"
+              "        self.base = 3.0\n    @partial(jax.jit, static_argnums=0)\n    def lr(self, t):\n"
+              "        return self.base * t\n"),
         Valid("import jax\nSCALE = 2.0\n@jax.jit\ndef f(x):\n    return x * SCALE\n"),
         Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return jnp.sin(x)\n"),
         Valid("import jax\ndef helper(x):\n    return x\ndef helper2(x):\n    return x\n@jax.jit\ndef f(x):\n"
@@ -114,6 +126,15 @@ class StaleGlobalRead(Rule):
               "    def run(self, s):\n        self._state = self._step(s)\n"),
     )
     INVALID = (
+        Invalid("import jax\nfrom functools import partial\nclass Schedule:\n    def __init__(self):\n"
+                "        self.base = 1.0\n    @partial(jax.jit, static_argnums=0)\n    def lr(self, t):\n"
+                "        return self.base * t\n    def warm(self):\n        self.base = 3.0\n", 8, 16, "line 10"),
+        Invalid("import jax\nclass Scaler:\n    scale = 1.0\n    @staticmethod\n    @jax.jit\n    def apply(x):\n"
+                "        return x * Scaler.scale\n    @classmethod\n    def shrink(cls, f):\n        cls.scale *= f\n",
+                7, 20, "static object"),
+        Invalid("import jax\nclass Model:\n    def __init__(self):\n        self.temp = 1.0\n"
+                "        self._step = jax.jit(self._impl)\n    def _impl(self, x):\n        return x / self.temp\n"
+                "    def anneal(self):\n        self.temp *= 0.9\n", 7, 20),
         Invalid("import jax\nlr = 0.1\n@jax.jit\ndef update(w):\n    return w * lr\nw = update(1.0)\nlr = 0.01\n"
                 "w = update(w)\n", 5, 16, "line 7"),
         Invalid("import jax\nlr = 0.1\ndef update(w):\n    return w * lr\nstep = jax.jit(update)\nw = 1.0\n"
@@ -138,6 +159,18 @@ class StaleGlobalRead(Rule):
         # The model lists every read of an outer variable with its function: no per-name visit needed.
         for name, function in self.model.outer_variable_reads():
             self._check(name, function)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        trace = self.trace
+        if trace is None or not trace.cached:
+            return
+        change = self.model.attribute_change(node)
+        if change is None or not isinstance(node.value, cst.Name):
+            return
+        line = self.model.position(change).start.line
+        self.report(node, f"attribute `{node.attr.value}` of `{node.value.value}` is read in traced code but changed "
+                          f"at line {line}: {transform_name(trace)} keeps the value from the first trace (a static "
+                          "object is hashed by identity, so the change does not retrace); pass it as an argument")
 
     def _check(self, node: cst.Name, function: str) -> None:
         outer = self.model.outer_state(node)
