@@ -8,6 +8,7 @@ Python values, which produce arrays or boolean masks. Qualified names from JAX's
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 _PRIVATE_PREFIXES: tuple[tuple[str, str], ...] = (
     ("jax._src.api.", "jax."),
@@ -272,6 +273,10 @@ PER_ITEM_TRANSFORMS = BATCHING_TRANSFORMS | frozenset({
 })
 """Transforms (display names) whose function runs once per example of a batch or per loop step: a key
 it seeds with the same value every time gives every example (or step) the same draws."""
+LOOP_CARRIES: dict[str, Literal["all", "first"]] = {
+    "jax.lax.scan": "first", "jax.lax.fori_loop": "all", "jax.lax.while_loop": "all",
+}
+"""Lax loops whose body returns the next step's carry: all of its result, or the first of the pair."""
 KEYLESS_RANDOM = SEEDED_KEY_SOURCES | {"jax.random.wrap_key_data"}
 """`jax.random` calls whose first argument is a seed or key data, not a key."""
 NON_CONSUMING_RANDOM = frozenset(

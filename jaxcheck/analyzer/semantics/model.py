@@ -13,10 +13,10 @@ import jaxcheck.analyzer.semantics.jax_api as jax_api
 from jaxcheck.analyzer.semantics.bindings import ChangeSite
 from jaxcheck.analyzer.semantics.records import ModuleRecords, OuterName, TransformSite
 from jaxcheck.analyzer.semantics.syntax import at_receiver
-from jaxcheck.analyzer.semantics.prng import KeyReuse, find_key_reuses
+from jaxcheck.analyzer.semantics.prng import CarryShape, KeyReuse, find_key_reuses
 from jaxcheck.analyzer.semantics.scopes import BindingKind
 from jaxcheck.analyzer.semantics.solver import FunctionTrace, Solution
-from jaxcheck.analyzer.semantics.summary import FunctionSummary, ModuleSummary
+from jaxcheck.analyzer.semantics.summary import FunctionSummary, ModuleSummary, TraceSpec
 from jaxcheck.analyzer.semantics.values import (
     BOOL_MASK,
     FILESYSTEM_PATH,
@@ -332,10 +332,24 @@ class SemanticModel:
         if scope in self.records.random_scopes:
             trace = self.enclosing_trace(scope) if not isinstance(node, cst.Module) else None
             per_item = trace is not None and bool(trace.transforms & jax_api.PER_ITEM_TRANSFORMS)
-            return find_key_reuses(body, parameters, self.call_name, self._ignores_argument, per_item)
+            applied = self._applied_transforms(scope)
+            carry = self._carry_shape(applied)
+            return find_key_reuses(body, parameters, self.call_name, self._ignores_argument, per_item,
+                                   bool(applied & jax_api.PER_ITEM_TRANSFORMS), carry)
         if scope in self._scopes_calling_drawers():  # no `jax.random` call here: only helpers that draw count
             return find_key_reuses(body, parameters, self.call_name, self._draws_nothing)
         return []
+
+    def _applied_transforms(self, key: str | None) -> frozenset[str]:
+        """The transforms applied to function `key` itself (its roots), not those it is called under."""
+        contexts = self.solution.contexts.get(key, {}) if key is not None else {}
+        return frozenset(spec.transform for spec in contexts if isinstance(spec, TraceSpec))
+
+    @staticmethod
+    def _carry_shape(applied: frozenset[str]) -> CarryShape | None:
+        """How a function that is a lax loop body returns its carry (None: not one, or several kinds)."""
+        shapes = {jax_api.LOOP_CARRIES[name] for name in applied if name in jax_api.LOOP_CARRIES}
+        return shapes.pop() if len(shapes) == 1 and not applied - jax_api.LOOP_CARRIES.keys() else None
 
     def unmapped_keys(self, node: cst.Call) -> list[str]:
         """For a per-example batching call (`jax.vmap(f, in_axes=(None, 0))`): the parameters of `f` it

@@ -23,7 +23,10 @@ import jaxcheck.analyzer.semantics.jax_api as jax_api
 CallName = Callable[[cst.Call], Optional[str]]
 IgnoresArgument = Callable[[cst.Call, Optional[int], Optional[str]], bool]
 """Whether a call's callee only probes the argument at this position (or keyword): nothing is drawn."""
-ReuseKind = Literal["again", "loop", "reseeded", "per_item"]
+ReuseKind = Literal["again", "loop", "reseeded", "per_item", "captured", "carried"]
+CarryShape = Literal["all", "first"]
+"""What a lax loop body returns as its carry: all of it (`fori_loop`, `while_loop`) or the first element
+of the returned pair (`scan`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +35,10 @@ class KeyReuse:
     consumptions), "loop" (the same site on the next iteration of a loop that never re-splits the key)
     or "reseeded" (the key is re-created from the same seed in each iteration; `first` is the call
     that creates it), or "per_item" (in a function run once per example or loop step, a key created from
-    a seed that is the same every time is drawn from; `first` is the creating call)."""
+    a seed that is the same every time is drawn from; `first` is the creating call), "captured" (such a
+    function draws from a key it does not bind; `first` is the same call) or "carried" (a lax loop body
+    returns in its carry a key it consumed, unchanged: the next step draws the same bits; `first` is the
+    return statement)."""
 
     node: cst.Call
     key: str
@@ -117,10 +123,13 @@ class _Evidence(cst.CSTVisitor):
 
 
 def find_key_reuses(body: Sequence[cst.CSTNode], parameters: Iterable[str], call_name: CallName,
-                    ignores_argument: IgnoresArgument, per_item: bool = False) -> list[KeyReuse]:
+                    ignores_argument: IgnoresArgument, per_item: bool = False, item_root: bool = False,
+                    carry: CarryShape | None = None) -> list[KeyReuse]:
     """The key reuses in a function body (or module) `body` whose parameters are `parameters`; with
     `per_item` (the function runs once per example of a `vmap` or per step of a `lax` loop), a key seeded
-    with what no run changes (literals, names the function does not bind) is shared by all of them."""
+    with what no run changes (literals, names the function does not bind) is shared by all of them. With
+    `item_root` (the function is itself the one vmapped or looped), so is a key it captures from outside;
+    with `carry` (it is a lax loop body), a consumed key returned in the carry is drawn again next step."""
     evidence = _Evidence(call_name)
     for statement in body:
         statement.visit(evidence)
@@ -131,6 +140,8 @@ def find_key_reuses(body: Sequence[cst.CSTNode], parameters: Iterable[str], call
     if per_item:
         bound = set(parameters).union(*(_assigned_names(statement) for statement in body))
         analysis.batch_bound = frozenset(bound)
+        analysis.captures_shared = item_root
+    analysis.carry = carry
     analysis.block(body, {name: _FRESH for name in keys})
     return list(analysis.reports.values())
 
@@ -149,6 +160,11 @@ class _Analysis:
         """In a function run once per example or loop step: the names it binds (a seed built from others
         is the same on every run)."""
         self.batch_origins: set[int] = set()
+        self.captures_shared = False
+        """The function is itself run once per example or step: keys it does not bind are shared."""
+        self.carry: CarryShape | None = None
+        self.made_here: set[str] = set()
+        """Names bound to a key made in this body (`key, sub = split(key)`): not the key it received."""
         self.reports: dict[tuple[int, str], KeyReuse] = {}
         self.partials: dict[str, tuple[str, ...]] = {}
         self.named_partials: set[int] = set()
@@ -189,6 +205,8 @@ class _Analysis:
             return state
         if isinstance(node, (cst.Return, cst.Raise)):
             self.children(node, state)
+            if isinstance(node, cst.Return) and node.value is not None and self.carry is not None:
+                self.returned(node, node.value, state)
             return None
         if isinstance(node, (cst.Break, cst.Continue)):
             if self.loops:
@@ -404,9 +422,25 @@ class _Analysis:
             self._report(KeyReuse(site, name, self.nodes[key.origin], "reseeded"))
         elif key.origin in self.batch_origins:
             self._report(KeyReuse(site, name, self.nodes[key.origin], "per_item"))
+        elif self.captures_shared and self.batch_bound is not None and name.partition("[")[0] not in self.batch_bound:
+            self._report(KeyReuse(site, name, site, "captured"))
         if key.origin is not None:
             self.origins.setdefault(key.origin, id(site))
         state[name] = _Key(key.sites or (id(site),), key.origin)
+
+    def returned(self, node: cst.Return, value: cst.BaseExpression, state: dict[str, _Key]) -> None:
+        """A lax loop body returns `value`: a key it received and consumed, returned in its carry, comes
+    back unchanged next step (a key made here, `key, sub = split(key)`, does not)."""
+        if self.carry == "first":
+            if not (isinstance(value, cst.Tuple) and value.elements):
+                return
+            value = value.elements[0].value
+        for name in _carried_names(value):
+            key = state.get(name)
+            if key is not None and key.sites and not self.loops and name not in self.made_here:
+                site = self.nodes[key.sites[0]]
+                if isinstance(site, cst.Call):
+                    self._report(KeyReuse(site, name, node, "carried"))
 
     def _report(self, reuse: KeyReuse) -> None:
         self.reports.setdefault((id(reuse.node), reuse.key), reuse)
@@ -424,6 +458,10 @@ class _Analysis:
             if bound:
                 self.partials[name] = bound
             kind = self.key_kind(value, state)
+            if kind == "source" or kind == "alias" and isinstance(value, cst.Name) and value.value in self.made_here:
+                self.made_here.add(name)
+            else:
+                self.made_here.discard(name)
             if kind == "source" and name not in self.not_keys:
                 state[name] = _Key(origin=self.seeded_origin(value))
             elif kind == "alias" and isinstance(value, cst.Name):
@@ -442,6 +480,10 @@ class _Analysis:
                 return
             unpacks_keys = self.key_kind(value, state) is not None
             for name in _target_names(target):
+                if unpacks_keys:
+                    self.made_here.add(name)
+                else:
+                    self.made_here.discard(name)
                 if (unpacks_keys or name in self.keys) and name not in self.not_keys:
                     state[name] = _FRESH
                 else:
@@ -518,6 +560,15 @@ def _key_argument(node: cst.Call) -> cst.BaseExpression | None:
             return arg.value
     first = node.args[0] if node.args else None
     return first.value if first is not None and first.keyword is None and not first.star else None
+
+
+def _carried_names(value: cst.BaseExpression) -> list[str]:
+    """The plain names a returned carry holds (`key`, `(key, w)`, `[key, (w, b)]`)."""
+    if isinstance(value, cst.Name):
+        return [value.value]
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return [name for element in value.elements for name in _carried_names(element.value)]
+    return []
 
 
 def _target_names(target: cst.CSTNode) -> list[str]:

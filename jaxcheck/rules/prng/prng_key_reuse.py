@@ -61,6 +61,21 @@ class PrngKeyReuse(Rule):
     summary = "a PRNG key consumed twice: two samplers, use after `split`, or in a loop without re-splitting"
 
     VALID = (
+        # A key split in the carry each step, folded in with the step, or bound by an enclosing per-example function.
+        Valid("import jax\nfrom jax import lax\ndef body(carry, x):\n    key, w = carry\n"
+              "    key, sub = jax.random.split(key)\n    return (key, w + jax.random.normal(sub, w.shape)), None\n"
+              "out = lax.scan(body, (jax.random.key(0), w0), xs)\n"),
+        Valid("import jax\nfrom jax import lax\ndef body(carry, x):\n    key, w = carry\n    key, _ = jax.random.split(key)\n"
+              "    return (key, w + jax.random.normal(key, w.shape)), None\n"
+              "out = lax.scan(body, (jax.random.key(0), w0), xs)\n"),
+        Valid("import jax\nfrom jax import lax\ndef run(key, x0):\n    def body(i, x):\n"
+              "        return x + jax.random.normal(jax.random.fold_in(key, i), x.shape)\n"
+              "    return lax.fori_loop(0, 10, body, x0)\n"),
+        Valid("import jax\ndef per_example(key, x):\n    def sample():\n        return jax.random.normal(key, x.shape)\n"
+              "    return x + sample()\ndef run(keys, xs):\n    return jax.vmap(per_example)(keys, xs)\n"),
+        Valid("import jax\nfrom jax import lax\ndef body(carry, x):\n    key, w = carry\n"
+              "    noise = jax.random.normal(key, w.shape)\n    return (jax.random.fold_in(key, 1), w + noise), key\n"
+              "out = lax.scan(body, (jax.random.key(0), w0), xs)\n"),
         # A seed that differs per example (a mapped argument), or a fixed seed outside vmap.
         Valid("import jax\ndef noisy(seed, x):\n    key = jax.random.PRNGKey(seed)\n    return x + jax.random.normal(key)\n"
               "def batch(seeds, xs):\n    return jax.vmap(noisy)(seeds, xs)\n"),
@@ -121,6 +136,16 @@ class PrngKeyReuse(Rule):
         Valid("import jax\ndef init(key, n):\n    return n\ndef f(key):\n    m = init(key, 3)\n    return jax.random.normal(key, (m,))\n"),
     )
     INVALID = (
+        Invalid("import jax\nfrom jax import lax\ndef body(carry, x):\n    key, w = carry\n"
+                "    noise = jax.random.normal(key, w.shape)\n    return (key, w + noise), None\n"
+                "out = lax.scan(body, (jax.random.key(0), w0), xs)\n", 5, 13, "carry"),
+        Invalid("import jax\nfrom jax import lax\ndef body(i, key):\n    print(jax.random.uniform(key))\n    return key\n"
+                "lax.fori_loop(0, 10, body, jax.random.key(1))\n", 4, 11, "next step"),
+        Invalid("import jax\nfrom jax import lax\ndef run(key, x0):\n    def body(i, x):\n"
+                "        return x + jax.random.normal(key, x.shape)\n    return lax.fori_loop(0, 10, body, x0)\n",
+                5, 20, "outside"),
+        Invalid("import jax\ndef noisy(key, xs):\n    def one(x):\n        return x + jax.random.normal(key, x.shape)\n"
+                "    return jax.vmap(one)(xs)\n", 4, 20, "every run"),
         Invalid("import jax\ndef step(i, x):\n    key = jax.random.PRNGKey(0)\n    return x + jax.random.normal(key)\n"
                 "def run(x):\n    return jax.lax.fori_loop(0, 10, step, x)\n", 4, 16, "loop step"),
         Invalid("import jax\ndef noisy(x):\n    key = jax.random.PRNGKey(7)\n    return x + jax.random.normal(key)\n"
@@ -197,6 +222,14 @@ class PrngKeyReuse(Rule):
                            "function run once per example or loop step (vmap, scan, fori_loop), so every run "
                            "draws the same random bits; pass one key per example, or fold in the step "
                            "(`jax.random.fold_in(key, i)`)")
+            elif reuse.kind == "captured":
+                message = (f"PRNG key {key} comes from outside a function run once per example or loop step "
+                           "(vmap, scan, fori_loop) and is drawn from on every run, so every run draws the same "
+                           "random bits; pass one key per example, or fold in the step (`jax.random.fold_in(key, i)`)")
+            elif reuse.kind == "carried":
+                message = (f"PRNG key {key} is drawn from here and returned unchanged in the loop carry (line "
+                           f"{first_line}), so the next step draws the same random bits; split it and carry the new "
+                           "key: `key, sub = jax.random.split(key)`")
             else:
                 message = (f"PRNG key {key} is re-created from the same seed (line {first_line}) in every "
                            "iteration of this loop, so every iteration draws the same random bits; create it "
