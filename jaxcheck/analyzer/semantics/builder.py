@@ -114,6 +114,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         self.parameter_use = ParameterUse()
         self._container_params: dict[str, frozenset[str]] = {}
         self._param_classes: dict[str, dict[str, str]] = {}
+        self._transformed_params: dict[str, list[tuple[str, TraceSpec]]] = {}
         self._class_bases: dict[str, tuple[str, ...]] = {}
         self._attribute_instances: dict[tuple[str, str], str | None] = {}
         self._parameter_names: dict[str, frozenset[str]] = {}
@@ -192,6 +193,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
                 f, returns=self.returns.get(key, UNKNOWN).deps, return_elements=self._return_elements(key),
                 inert_params=self.parameter_use.inert(key, f.parameters),
                 draws=frozenset(self._draws.get(key, ())),
+                transformed_params=tuple(self._transformed_params.get(key, ())),
             )
             for key, f in self.functions.items()
         }
@@ -1183,7 +1185,17 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
                 keywords.append((arg.keyword.value, value.deps))
             elif not has_star:
                 positional.append(value.deps)
-        return CallArguments(tuple(positional), tuple(keywords), bound, has_star, **facts._asdict())
+        callables: list[tuple[int | str, str]] = []
+        position = 0
+        for arg in call_args:
+            if arg.star:
+                break
+            target = self._function_target(arg.value)
+            if target is not None:
+                callables.append((arg.keyword.value if arg.keyword is not None else position, target))
+            position += arg.keyword is None
+        return CallArguments(tuple(positional), tuple(keywords), bound, has_star, callables=tuple(callables),
+                             **facts._asdict())
 
     def _is_library(self, name: str) -> bool:
         """Whether `name` is a callable of another package, not one that only moves keys (`builtins`,
@@ -1233,6 +1245,27 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         if name is not None and not name.startswith(_EXTERNAL_PREFIXES):
             self._record_edge(node, name, args, self._self_bound(method) if method else 0)
 
+    def _note_transformed_param(self, target: cst.BaseExpression, spec: TraceSpec) -> None:
+        """`jax.grad(loss_fn)` where `loss_fn` is a parameter: the function a caller passes is traced."""
+        if not isinstance(target, cst.Name):
+            return
+        resolved = self.scope.resolve(target.value)
+        if resolved is not None and self._is_parameter(resolved[0], target.value):
+            self._transformed_params.setdefault(resolved[0].key, []).append((target.value, spec))
+
+    def _function_target(self, expression: cst.BaseExpression) -> str | None:
+        """The function an argument names: a lambda, a `def` of this module, or an imported name."""
+        if isinstance(expression, cst.Lambda):
+            return self.records.function_keys.get(id(expression))
+        root = chain_root(expression)
+        if not isinstance(root, cst.Name) or not isinstance(expression, (cst.Name, cst.Attribute)):
+            return None
+        resolved = self.scope.resolve(root.value)
+        if resolved is None or resolved[1].kind not in (BindingKind.FUNCTION, BindingKind.IMPORT):
+            return None
+        name = qualified_name(self.scope, expression)
+        return name if name is not None and not name.startswith(_EXTERNAL_PREFIXES) else None
+
     def _instance_target(self, target: cst.BaseExpression, spec: TraceSpec) -> bool:
         """`jax.vmap(model)`, `jax.jit(model.apply)`, `jax.jit(model.encode)` on an instance of this
         module's class: the transform traces that method (self bound; `apply` drops the variables)."""
@@ -1249,6 +1282,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
             spec = self._spec(transform, node.args)
             if not self._instance_target(target, self._called_spec(spec, node)):
                 self._register_target(target, self._called_spec(spec, node))
+            self._note_transformed_param(target, self._called_spec(spec, node))
             if transform.in_axes == "in_axes" and not transform.caches and spec.unbatched_positions:
                 self._record_unbatched(node, target, spec)
             inner = self._callable_key(target) if self._in_function else None

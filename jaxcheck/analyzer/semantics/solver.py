@@ -278,12 +278,18 @@ def solve(summaries: Iterable[ModuleSummary]) -> Solution:
                 jax_arrays = edge.arguments.jax_arrays(functions[callee])
                 if jax_arrays:
                     solution.jax_array_params.setdefault(callee, set()).update(jax_arrays)
-    for summary in summaries:
-        for root in summary.roots:
-            key = resolve(root.target)
-            if key is not None:
-                never_passed = functions[key].defaults - passed.get(key, set())
-                _apply(solution, key, root.spec, never_passed)
+    roots = [(root.target, root.spec) for summary in summaries for root in summary.roots]
+    for caller_edges in edges_by_caller.values():
+        for edge, callee in caller_edges:  # `fit(loss, w)` where `fit` applies `jax.grad` to its parameter
+            for parameter, spec in functions[callee].transformed_params:
+                passed_function = edge.arguments.callable_for(parameter, functions[callee])
+                if passed_function is not None:
+                    roots.append((passed_function, spec))
+    for target, spec in roots:
+        key = resolve(target)
+        if key is not None:
+            never_passed = functions[key].defaults - passed.get(key, set())
+            _apply(solution, key, spec, never_passed)
     changed = True
     for _ in range(MAX_ROUNDS):
         if not changed:

@@ -38,6 +38,9 @@ class FunctionSummary:
     memoized: bool = False
     defaults: frozenset[str] = frozenset()
     draws: frozenset[str] = frozenset()
+    transformed_params: tuple[tuple[str, TraceSpec], ...] = ()
+    """Callable parameters the body applies a transform to (`def fit(loss_fn, w): jax.grad(loss_fn)(w)`):
+    whatever function a call passes there is traced by that spec."""
     """Parameters the body passes as the key to a `jax.random` call that consumes it (`split`, `normal`)."""
 
     @property

@@ -91,6 +91,9 @@ class CallArguments:
     jax_positions: frozenset[int] = frozenset()
     jax_keywords: frozenset[str] = frozenset()
     """The arguments known to be JAX arrays, traced or not (`jnp.zeros(3)`, `jax.random.normal(k)`)."""
+    callables: tuple[tuple[int | str, str], ...] = ()
+    """Arguments that name a function (a `def`, a lambda, an imported name), by position or keyword:
+    the callee may transform them."""
 
     def bind(self, function: Signature) -> dict[str, Deps]:
         """Map `function`'s parameter names to the dependencies of the arguments passed to them; empty
@@ -112,6 +115,18 @@ class CallArguments:
     def present(self, function: Signature) -> frozenset[str]:
         """The parameters of `function` that receive a value known never to be None from this call."""
         return frozenset(name for name, kind, _ in self._slots(function) if kind != _UNKNOWN)
+
+    def callable_for(self, parameter: str, function: Signature) -> str | None:
+        """The function (key or qualified name) this call passes to `function`'s `parameter`, if any."""
+        params = function.positional[self.bound_positional :]
+        for slot, target in self.callables:
+            if isinstance(slot, int):
+                name = params[slot] if slot < len(params) else None
+            else:
+                name = slot if slot in params or slot in function.keyword_only else None
+            if name == parameter:
+                return target
+        return None
 
     def _kind(self, position: int | None, keyword: str | None) -> int:
         if position in self.jax_positions or keyword in self.jax_keywords:

@@ -92,6 +92,9 @@ class OuterStateMutation(Rule):
         Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    y = jnp.zeros(3)\n"
               "    y = y.at[0].set(x)\n    return y\n"),
         Valid("import jax\ncounter = 0\n@jax.jit\ndef f(x):\n    counter = x + 1\n    return counter\n"),
+        # A helper that differentiates the function it is given never changes what a plain call does.
+        Valid("import jax\nlast = None\ndef loss(w):\n    global last\n    last = w * 2\n    return w * w\n"
+              "def report(fn, w):\n    return fn(w)\ny = report(loss, 1.0)\n"),
         # `grad` differentiates `argnums` only: `n` stays a Python value.
         Valid("import jax\nlast_n = 0\ndef loss(w, n):\n    global last_n\n    last_n = n\n    return w * n\n"
               "g = jax.grad(loss)(1.0, 3)\n"),
@@ -135,6 +138,8 @@ class OuterStateMutation(Rule):
         # Under grad alone values stay concrete, but they are tracers: stored outside, they leak.
         Invalid("import jax\nlast = None\ndef loss(w):\n    global last\n    last = w * 2\n    return (w * w).sum()\n"
                 "g = jax.grad(loss)(1.0)\n", 5, 5, "jax.grad"),
+        Invalid("import jax\nlast = None\ndef loss(w):\n    global last\n    last = w * 2\n    return w * w\n"
+                "def fit(loss_fn, w):\n    return jax.grad(loss_fn)(w)\ng = fit(loss, 1.0)\n", 5, 5, "jax.grad"),
         Invalid("import jax\nlosses = []\ndef record(v):\n    losses.append(v)\ndef loss(w):\n    l = (w * w).sum()\n"
                 "    record(l)\n    return l\ng = jax.value_and_grad(loss)\n", 4, 5, "losses"),
         Invalid("import jax\nimport optax\nclass Log:\n    pass\nlog = Log()\n@jax.jit\ndef step(g):\n"

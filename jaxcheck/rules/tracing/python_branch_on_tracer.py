@@ -95,6 +95,8 @@ class PythonBranchOnTracer(Rule):
               "        if x > 0:\n            return x\n    return x * 2\n"),
     )
     INVALID = (
+        Invalid("import jax\ndef make_step(f):\n    return jax.jit(f)\ndef branchy(x):\n    if x > 0:\n"
+                "        return x\n    return -x\nstep = make_step(branchy)\n", 5, 8),
         # A Flax module's parameters are traced by what `apply` passes, annotated or not.
         Invalid("import jax\nimport flax.linen as nn\nclass Net(nn.Module):\n    @nn.compact\n"
                 "    def __call__(self, x):\n        if x.mean() > 0:\n            x = x * 2\n        return x\n"
