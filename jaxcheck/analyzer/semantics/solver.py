@@ -330,7 +330,7 @@ def _apply(solution: Solution, key: str, spec: TraceSpec, never_passed: frozense
         solution.staged.add(key)
         if spec.transform not in BATCHING_TRANSFORMS:
             solution.omnistaged.add(key)
-    traced = spec.traced_params(function) - never_passed
+    traced = spec.traced_params(function, frozenset(solution.jax_array_params.get(key, ()))) - never_passed
     held = spec.differentiated_params(function) - never_passed
     if spec.jax_array_params(function):
         solution.jax_array_params.setdefault(key, set()).update(spec.jax_array_params(function))

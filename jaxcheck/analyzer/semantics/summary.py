@@ -127,8 +127,9 @@ class TraceSpec:
         free = function.positional[self.bound_positional :]
         return frozenset({free[p] for p in positions if p < len(free)} | keywords)
 
-    def traced_params(self, function: FunctionSummary) -> frozenset[str]:
-        """The parameters of `function` that receive tracers under this transform.
+    def traced_params(self, function: FunctionSummary, passed_arrays: frozenset[str] = frozenset()) -> frozenset[str]:
+        """The parameters of `function` that receive tracers under this transform (for a transform that
+        traces arrays only, those annotated as arrays or `passed_arrays`: given one at a visible call).
 
         With `positional_limit` (lax bodies: `scan` passes exactly `carry, x`; `jax.vmap(f)(x)` passes
         one argument), only that many leading parameters and `passed_keywords` are traced; the rest
@@ -145,7 +146,7 @@ class TraceSpec:
             names = [*free, *function.keyword_only]
             names += [n for n in (function.var_positional, function.var_keyword) if n is not None]
         traced = frozenset(n for n in names if n not in excluded)
-        return traced & function.array_params if self.array_params_only else traced
+        return traced & (function.array_params | passed_arrays) if self.array_params_only else traced
 
     def binding(self, positional: int, names: frozenset[str] = frozenset()) -> TraceSpec:
         """This spec for the function with `positional` more leading parameters and `names` bound

@@ -60,6 +60,8 @@ class PythonBranchOnTracer(Rule):
     summary = "Python `if`/`while`/`and`/`or`/`not`/`min`/`max` on a traced value under jit, vmap, pmap or lax bodies"
 
     VALID = (
+        Valid("import jax\nimport jax.numpy as jnp\nimport equinox as eqx\n@eqx.filter_jit\ndef run(x, n):\n"
+              "    if n > 2:\n        return x\n    return -x\nrun(jnp.ones(3), 2)\n"),
         # A module attribute or a static argument is a Python value.
         Valid("import jax\nimport flax.linen as nn\nclass Net(nn.Module):\n    training: bool = False\n"
               "    @nn.compact\n    def __call__(self, x):\n        return nn.Dropout(0.1, deterministic=not self.training)(x)\n"
@@ -95,6 +97,9 @@ class PythonBranchOnTracer(Rule):
               "        if x > 0:\n            return x\n    return x * 2\n"),
     )
     INVALID = (
+        # `filter_jit` traces the arrays it is given: a call passing one shows which.
+        Invalid("import jax\nimport jax.numpy as jnp\nimport equinox as eqx\n@eqx.filter_jit\ndef run(x, n):\n"
+                "    if x.sum() > n:\n        return x\n    return -x\nrun(jnp.ones(3), 2)\n", 6, 8),
         Invalid("import jax\ndef make_step(f):\n    return jax.jit(f)\ndef branchy(x):\n    if x > 0:\n"
                 "        return x\n    return -x\nstep = make_step(branchy)\n", 5, 8),
         # A Flax module's parameters are traced by what `apply` passes, annotated or not.
