@@ -125,10 +125,10 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         self._draws: dict[str, set[str]] = {}
         """Per function key, the parameters it passes as the key to a consuming `jax.random` call."""
         self._conditional = 0
+        """How many enclosing expressions may skip what is being evaluated (`a if c else b`, `x and y`)."""
         self._absent_keys: list[KeyTest] = []
         """`key not in table` facts that hold here: a store `table[key] = v` adds an entry, and changes
         no entry a trace may have read (a write-once memo or registry)."""
-        """How many enclosing expressions may skip what is being evaluated (`a if c else b`, `x and y`)."""
         self._concrete_after_statement: set[Narrowed] = set()
         self._immediate_args: dict[int, list[Value]] = {}
         """The argument values of those calls (`x`), by the id of the call."""
@@ -410,7 +410,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
                 self._suite(node.orelse.body)
         if not _always_exits(node.body):  # `if isinstance(x, Tracer): raise ...`: x is concrete after it
             self._join_env(after_body)
-        else:  # `if k in table: raise ...`: k is absent after it
+        elif node.orelse is None:  # `if k in table: raise ...`: k is absent after it
             self._absent_keys += absent_if_false
 
     @contextmanager
@@ -425,11 +425,12 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
     @contextmanager
     def _keys_absent(self, tests: list[KeyTest]) -> Iterator[None]:
         """Inside a branch that `tests` (`k not in table`) guard."""
+        known = len(self._absent_keys)
         self._absent_keys += tests
         try:
             yield
         finally:
-            del self._absent_keys[len(self._absent_keys) - len(tests):]
+            del self._absent_keys[known:]
 
     @contextmanager
     def _in_loop(self, node: cst.CSTNode) -> Iterator[None]:
@@ -1107,8 +1108,13 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         method_call = self._called_method(node.func, called)
         if method_call is not None:  # `model(x)`, `model.encode(x)`, Flax `model.apply(variables, x)`
             method, applied = method_call
-            call_args, values = self._apply_arguments(node.args, args) if applied else (list(node.args), args)
-            return self._local_call(node, method, values, 1, call_args)
+            if applied:  # `model.apply(v, x, method=Model.encode)` runs `encode`
+                chosen = self._applied_method(node.args, method)
+                if chosen is None:
+                    return _opaque(args)
+                call_args, values = self._apply_arguments(node.args, args)
+                return self._local_call(node, chosen, values, 1, call_args)
+            return self._local_call(node, method, args, 1)
         if isinstance(node.func, cst.Name):
             owner = self._owner(node.func.value)
             target = self.records.program_order.transformed_target(owner.key, node.func.value) if owner else None
@@ -1230,9 +1236,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         self._call_event(node, callee)
         if self._loops:
             self.repeated_calls.add(callee)
-        callee_summary = self.functions.get(callee)
-        closure = self._in_function and callee_summary is not None and callee_summary.parent == caller
-        self.edges[id(node)] = CallEdge(caller, callee, arguments, closure)
+        self.edges[id(node)] = CallEdge(caller, callee, arguments)
         return arguments
 
     def _record_transformed_call(self, node: cst.Call, transform_call: cst.Call, args: list[Value]) -> None:
@@ -1287,7 +1291,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
                 self._record_unbatched(node, target, spec)
             inner = self._callable_key(target) if self._in_function else None
             if inner is not None:  # `jax.grad(loss)(p)` inside a jitted body: `loss` runs under that jit too
-                self.edges[id(target)] = CallEdge(self._function_key, inner, CallArguments(), closure=True)
+                self.edges[id(target)] = CallEdge(self._function_key, inner, CallArguments())
             if self._records_transform_sites:
                 origin = self._callable_origin(target)
                 site = TransformSite(self._site_function, tuple(self._loops), origin, transform.caches)

@@ -207,9 +207,12 @@ def absent_keys(test: cst.BaseExpression) -> tuple[list[KeyTest], list[KeyTest]]
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         when_true, when_false = absent_keys(test.expression)
         return when_false, when_true
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].comparator, cst.Name):
+    table = test.comparisons[0].comparator if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 else None
+    if isinstance(table, cst.Call) and isinstance(table.func, cst.Attribute) and table.func.attr.value == "keys":
+        table = table.func.value if not table.args else None  # `k not in table.keys()`
+    if isinstance(test, cst.Comparison) and isinstance(table, cst.Name):
         operator = test.comparisons[0].operator
-        pair = KeyTest(test.left, test.comparisons[0].comparator)
+        pair = KeyTest(test.left, table)
         if isinstance(operator, cst.NotIn):
             return [pair], []
         if isinstance(operator, cst.In):
@@ -225,7 +228,19 @@ class KeyTest(NamedTuple):
 
     def covers(self, store: cst.Subscript) -> bool:
         """Whether `store` (`table[key] = v`) writes this key of this table."""
-        if not isinstance(store.value, cst.Name) or store.value.value != self.table.value or len(store.slice) != 1:
+        if not isinstance(store.value, cst.Name) or store.value.value != self.table.value:
             return False
-        index = store.slice[0].slice
-        return isinstance(index, cst.Index) and index.value.deep_equals(self.key)
+        indices = [element.slice for element in store.slice]
+        if not all(isinstance(index, cst.Index) for index in indices):
+            return False
+        values = [_bare(index.value) for index in indices if isinstance(index, cst.Index)]
+        key = _bare(self.key)
+        if len(values) > 1:  # `table[n, m]` stores the key `(n, m)`
+            parts = [_bare(element.value) for element in key.elements] if isinstance(key, cst.Tuple) else []
+            return len(parts) == len(values) and all(a.deep_equals(b) for a, b in zip(parts, values))
+        return len(values) == 1 and values[0].deep_equals(key)
+
+
+def _bare(node: cst.BaseExpression) -> cst.BaseExpression:
+    """`node` without its own parentheses (`(n, m)` and `n, m` are the same key)."""
+    return node.with_changes(lpar=[], rpar=[]) if node.lpar or node.rpar else node

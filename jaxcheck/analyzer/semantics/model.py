@@ -99,9 +99,10 @@ class SemanticModel:
         return value is not None and bool(value.deps) and self.solution.is_traced(value.deps)
 
     def holds_tracer(self, node: cst.BaseExpression) -> bool:
-        """True when `node` holds a tracer on some traced path: it is traced, or an opaque call
-        (`optax.global_norm(g)`, `net.apply(w, x)`) returned it given a value that holds one. Storing
-        such a value outside the trace leaks it; branching on it is not provably wrong."""
+        """True when `node` holds a tracer on some traced path: it is traced, flows from a parameter a
+        differentiating transform gives a tracer (`grad`), or an opaque call (`optax.global_norm(g)`,
+        `net.apply(w, x)`) returned it given a value that holds one. Storing such a value outside the
+        trace leaks it; branching on it is not provably wrong."""
         value = self.records.values.get(id(node))
         return value is not None and bool(value.deps) and self.solution.holds_tracer(value.deps)
 

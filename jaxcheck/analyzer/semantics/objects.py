@@ -80,6 +80,20 @@ class ObjectReader(AnnotationReader):
         method = self._method_of(receiver, func.attr.value)
         return (method, False) if method is not None else None
 
+    def _applied_method(self, args: Sequence[cst.Arg], call_method: str) -> str | None:
+        """The method a Flax `apply` runs: `__call__` (`call_method`), or the one `method=` names
+        (`Model.encode`, `"encode"`, `model.encode`); None when that cannot be read."""
+        chosen = next((arg.value for arg in args if arg.keyword is not None and arg.keyword.value == "method"), None)
+        if chosen is None:
+            return call_method
+        if isinstance(chosen, cst.Attribute):
+            name = chosen.attr.value
+        elif isinstance(chosen, cst.SimpleString) and chosen.raw_value.isidentifier():
+            name = chosen.raw_value
+        else:
+            return None
+        return self._method_of(call_method.rpartition(".")[0], name)
+
     @staticmethod
     def _apply_arguments(args: Sequence[cst.Arg], values: Sequence[Value]) -> tuple[list[cst.Arg], list[Value]]:
         """The arguments `Module.apply(variables, *args, **kwargs)` passes on to the method: all but the

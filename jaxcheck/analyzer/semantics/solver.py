@@ -91,6 +91,7 @@ class Solution:
     """Functions evidently run more than once: called inside a loop (module level too), or called by a
     function that is. A test, `main()` or a constructor called once is not."""
     _cache: dict[Dep, bool] = field(default_factory=dict)
+    _holds: dict[Dep, bool] = field(default_factory=dict)
     _returns: dict[tuple[str, Context, bool, int | None], bool] = field(default_factory=dict)
     _in_progress: set[tuple[str, Context, bool, int | None]] = field(default_factory=set)
     _traces: dict[str, FunctionTrace | None] = field(default_factory=dict)
@@ -99,6 +100,7 @@ class Solution:
         """Drop memoized evaluations (the solve changed the state they depend on)."""
         self._cache.clear()
         self._returns.clear()
+        self._holds.clear()
 
     def trace_of(self, key: str) -> FunctionTrace | None:
         """How function `key` is traced, or None when it is not traced at all (memoized: call it only
@@ -148,8 +150,9 @@ class Solution:
         for key in sorted(summary.functions):
             trace = self.trace_of(key)
             if trace is not None:
+                applied = sorted({spec.transform for spec in self.contexts.get(key, {}) if isinstance(spec, TraceSpec)})
                 facts = (sorted(trace.transforms), trace.staged, key in self.omnistaged, sorted(trace.traced_params),
-                         sorted(self.holders.get(key, ())), trace.direct, trace.cached)
+                         sorted(self.holders.get(key, ())), trace.direct, trace.cached, applied)
                 parts.append(repr((key, *facts, self._distinct_contexts(key))))
             if key in self.repeated:
                 parts.append(repr((key, "repeated")))
@@ -182,6 +185,13 @@ class Solution:
         return any(self._dep_holds(dep) for dep in deps)
 
     def _dep_holds(self, dep: Dep) -> bool:
+        """Memoized like `_dep_traced`: nested helpers share their argument values."""
+        known = self._holds.get(dep)
+        if known is None:
+            known = self._holds[dep] = self._evaluate_holds(dep)
+        return known
+
+    def _evaluate_holds(self, dep: Dep) -> bool:
         if self._dep_traced(dep, None):
             return True
         if isinstance(dep, OpaqueDep):
@@ -192,7 +202,10 @@ class Solution:
             callee = self.functions.get(dep.callee)
             if callee is None:
                 return False
-            returned = {d.name for d in callee.returns if isinstance(d, ParamDep) and d.function == callee.key}
+            returns = callee.returns
+            if dep.index is not None and callee.return_elements is not None and dep.index < len(callee.return_elements):
+                returns = callee.return_elements[dep.index]
+            returned = {d.name for d in returns if isinstance(d, ParamDep) and d.function == callee.key}
             return any(self.holds_tracer(deps) for name, deps in dep.arguments.bind(callee).items() if name in returned)
         return False
 

@@ -38,10 +38,10 @@ class FunctionSummary:
     memoized: bool = False
     defaults: frozenset[str] = frozenset()
     draws: frozenset[str] = frozenset()
+    """Parameters the body passes as the key to a `jax.random` call that consumes it (`split`, `normal`)."""
     transformed_params: tuple[tuple[str, TraceSpec], ...] = ()
     """Callable parameters the body applies a transform to (`def fit(loss_fn, w): jax.grad(loss_fn)(w)`):
     whatever function a call passes there is traced by that spec."""
-    """Parameters the body passes as the key to a `jax.random` call that consumes it (`split`, `normal`)."""
 
     @property
     def parameters(self) -> tuple[str, ...]:
@@ -183,16 +183,13 @@ class TraceRoot:
 
 @dataclass(frozen=True, slots=True)
 class CallEdge:
-    """`caller` calls `callee` (a function key or imported qualified name) with `arguments`.
-
-    `closure` marks a call to a function nested in the caller, which runs under the caller's trace
-    even when no traced argument is passed (it reads the caller's tracers through its closure).
-    """
+    """`caller` calls `callee` (a function key or imported qualified name) with `arguments`; the
+    callee runs under every trace of the caller (`jax.grad(loss)(p)` inside a jitted body is an edge
+    too)."""
 
     caller: str
     callee: str
     arguments: CallArguments
-    closure: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,8 @@ knows which functions are traced and which of their parameters carry tracers:
   method of an unknown object, a callable parameter) given other values: it holds a tracer whenever they
   do, which is enough to report a leak but never to report control flow or a shape.
 
-An empty set means "not known to be traced": literals, shapes, globals, results of unknown calls.
+An empty set means "not known to be traced": literals, shapes, globals, results of calls that take
+no traced value.
 The model only ever reports values it can prove traced (the pyflakes promise).
 """
 

@@ -95,6 +95,12 @@ class OuterStateMutation(Rule):
         # A helper that differentiates the function it is given never changes what a plain call does.
         Valid("import jax\nlast = None\ndef loss(w):\n    global last\n    last = w * 2\n    return w * w\n"
               "def report(fn, w):\n    return fn(w)\ny = report(loss, 1.0)\n"),
+        # One element of an opaque result may be metadata (a treedef), and an element of a helper's tuple a shape.
+        Valid("import jax\nimport optree\nclass Model:\n    def __init__(self):\n        self.f = jax.jit(self._f)\n"
+              "    def _f(self, params):\n        leaves, self.treedef = optree.tree_flatten(params)\n        return leaves\n"),
+        Valid("import jax\ndef prep(x):\n    return x * 2, x.shape[0]\nclass Runner:\n    def __init__(self):\n"
+              "        self.batch = 0\n        self.f = jax.jit(self._f)\n    def _f(self, x):\n        y, n = prep(x)\n"
+              "        self.batch = n\n        return y\n"),
         # `grad` differentiates `argnums` only: `n` stays a Python value.
         Valid("import jax\nlast_n = 0\ndef loss(w, n):\n    global last_n\n    last_n = n\n    return w * n\n"
               "g = jax.grad(loss)(1.0, 3)\n"),
@@ -190,26 +196,31 @@ class OuterStateMutation(Rule):
                             "jitted function or return the new value")
         return True
 
-    def _check_store(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+    def _check_store(self, target: cst.BaseExpression, value: cst.BaseExpression, unpacked: bool = False) -> None:
+        """Report a tracer stored outside; for one element of an unpacked value (`leaves, self.treedef =
+        tree_flatten(p)`), only when the whole value is provably traced, not merely an opaque result."""
         if isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
-                self._check_store(element.value, value)
+                self._check_store(element.value, value, unpacked=True)
         elif isinstance(target, cst.Name):
-            if self.model.is_outer_write(target) and self.trace is not None and self.model.holds_tracer(value):
+            if self.model.is_outer_write(target) and self.trace is not None and self._stores_tracer(value, unpacked):
                 self.report(target, f"traced code assigns a tracer to `{target.value}` through `global`/`nonlocal` "
                                     f"under {self.transform_name()}: it leaks out of the trace; return the value "
                                     "instead")
         elif isinstance(target, (cst.Subscript, cst.Attribute)):
             kind = "item assignment" if isinstance(target, cst.Subscript) else "attribute assignment"
-            self._check_object(target.value, target, kind, [value], method=False)
+            self._check_object(target.value, target, kind, [value], method=False, unpacked=unpacked)
+
+    def _stores_tracer(self, value: cst.BaseExpression, unpacked: bool) -> bool:
+        return self.model.is_traced(value) if unpacked else self.model.holds_tracer(value)
 
     def _check_object(self, receiver: cst.BaseExpression, node: cst.CSTNode, action: str,
-                      stored: list[cst.BaseExpression], method: bool) -> None:
+                      stored: list[cst.BaseExpression], method: bool, unpacked: bool = False) -> None:
         """Report when a tracer is stored into an object that lives outside the traced function."""
         receiver = chain_root(receiver)
         if not isinstance(receiver, cst.Name) or self.trace is None:
             return
-        if not any(self.model.holds_tracer(value) for value in stored):
+        if not any(self._stores_tracer(value, unpacked) for value in stored):
             return  # bookkeeping with Python values leaks no tracer
         owner = self._outer_owner(receiver, allow_module=not method)
         if owner is None:

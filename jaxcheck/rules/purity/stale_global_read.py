@@ -100,6 +100,8 @@ class StaleGlobalRead(Rule):
         # an entry a trace has read.
         Valid("import jax\n_cache = {}\ndef table(n):\n    if n not in _cache:\n        _cache[n] = n * 2\n"
               "    return _cache[n]\n@jax.jit\ndef f(x):\n    return x * table(3)\n"),
+        Valid("import jax\n_cache = {}\ndef table(n, m):\n    if (n, m) not in _cache:\n        _cache[n, m] = n * m\n"
+              "    return _cache[n, m]\n@jax.jit\ndef f(x):\n    return x * table(2, 3)\n"),
         Valid("import jax\nREG = {}\ndef register(name, fn):\n    if name in REG:\n        raise ValueError(name)\n"
               "    REG[name] = fn\n@jax.jit\ndef f(x):\n    return REG['relu'](x)\n"),
         Valid("import jax\ndef make(scale, shift):\n    scale = scale * 2\n    @jax.jit\n    def f(x):\n"
@@ -147,6 +149,9 @@ class StaleGlobalRead(Rule):
                 "def grow():\n    weights.append(3.0)\n", 5, 16, "mutated at line 7"),
         Invalid("import jax\nconfig = {'k': 1}\n@jax.jit\ndef f(x):\n    return x * config['k']\n"
                 "def tweak():\n    config['k'] = 2\n", 5, 16),
+        Invalid("import jax\nREG = {}\ndef register(name, fn, force=False):\n    if force:\n        pass\n"
+                "    elif name in REG:\n        raise KeyError(name)\n    REG[name] = fn\n@jax.jit\ndef f(x):\n"
+                "    return REG['relu'](x)\n", 11, 12, "mutated at line 8"),
         Invalid("import jax\nREG = {}\ndef register(name, fn):\n    REG[name] = fn\n@jax.jit\ndef f(x):\n"
                 "    return REG['relu'](x)\n", 7, 12, "mutated at line 4"),
         Invalid("import jax\ndef train(xs):\n    scale = 1.0\n    @jax.jit\n    def f(x):\n        return x * scale\n"

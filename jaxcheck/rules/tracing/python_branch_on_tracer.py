@@ -62,6 +62,11 @@ class PythonBranchOnTracer(Rule):
     VALID = (
         Valid("import jax\nimport jax.numpy as jnp\nimport equinox as eqx\n@eqx.filter_jit\ndef run(x, n):\n"
               "    if n > 2:\n        return x\n    return -x\nrun(jnp.ones(3), 2)\n"),
+        # `apply(..., method=Model.embed)` runs `embed`, not `__call__`.
+        Valid("import jax\nimport flax.linen as nn\nclass Model(nn.Module):\n    @nn.compact\n"
+              "    def __call__(self, x, deterministic: bool = True):\n        if deterministic:\n            return x\n"
+              "        return x * 2\n    def embed(self, ids, scale):\n        return ids * scale\nmodel = Model()\n"
+              "@jax.jit\ndef embed(v, ids, scale):\n    return model.apply(v, ids, scale, method=Model.embed)\n"),
         # A module attribute or a static argument is a Python value.
         Valid("import jax\nimport flax.linen as nn\nclass Net(nn.Module):\n    training: bool = False\n"
               "    @nn.compact\n    def __call__(self, x):\n        return nn.Dropout(0.1, deterministic=not self.training)(x)\n"
