@@ -13,6 +13,7 @@ import jaxcheck.analyzer.semantics.jax_api as jax_api
 from jaxcheck.analyzer.semantics.bindings import ChangeSite
 from jaxcheck.analyzer.semantics.records import ModuleRecords, OuterName, TransformSite
 from jaxcheck.analyzer.semantics.syntax import at_receiver
+from jaxcheck.analyzer.semantics.objects import CONSTRUCTORS
 from jaxcheck.analyzer.semantics.prng import CarryShape, KeyReuse, find_key_reuses
 from jaxcheck.analyzer.semantics.scopes import BindingKind
 from jaxcheck.analyzer.semantics.solver import FunctionTrace, Solution
@@ -271,7 +272,23 @@ class SemanticModel:
             return None
         if id(node) not in self.records.receiver_reads:
             return None  # other objects are outer variables: stale-global reads judge them
-        return self.records.attribute_changes.get(owner)
+        for store, function in self.records.attribute_changes.get(owner, ()):
+            if not self._runs_only_while_constructing(function):
+                return store
+        return None
+
+    def _runs_only_while_constructing(self, function: str, seen: frozenset[str] = frozenset()) -> bool:
+        """A private method (`_configure`) every visible caller of which is a constructor of its class,
+        or such a method itself: its stores finish before the object can be traced with."""
+        owner, _, name = function.rpartition(".")
+        if not name.startswith("_") or name.startswith("__") or function in seen:
+            return False
+        callers = {caller for caller, callees in self.solution.callees.items() if function in callees}
+        return bool(callers) and all(
+            caller.rpartition(".")[0] == owner
+            and (caller.rpartition(".")[2] in CONSTRUCTORS or self._runs_only_while_constructing(caller, seen | {function}))
+            for caller in callers
+        )
 
     def _is_array_attribute(self, node: cst.BaseExpression) -> bool:
         """`self.buf` where every store of the class's methods to `buf` is a JAX array, or `state.vel`

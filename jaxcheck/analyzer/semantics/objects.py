@@ -144,8 +144,8 @@ class ObjectReader(AnnotationReader):
         function, it can happen after a trace read the attribute."""
         owner = owner or self._attribute_owner(target)
         function = self.scope.function_scope()
-        if owner is not None and function.kind is ScopeKind.FUNCTION and function.key.rpartition(".")[2] not in _CONSTRUCTORS:
-            self.records.attribute_changes.setdefault(owner, target)
+        if owner is not None and function.kind is ScopeKind.FUNCTION and function.key.rpartition(".")[2] not in CONSTRUCTORS:
+            self.records.attribute_changes.setdefault(owner, []).append((target, function.key))
 
     def _attribute_read(self, node: cst.Attribute) -> Value | None:
         """Record which class's attribute `node` reads; the instance it holds, when known."""
@@ -182,7 +182,7 @@ class ObjectReader(AnnotationReader):
         return None
 
 
-_CONSTRUCTORS = frozenset({"__init__", "__post_init__", "__new__", "setup"})
+CONSTRUCTORS = frozenset({"__init__", "__post_init__", "__new__", "setup"})
 """Methods that build an object: their stores happen before anyone can trace with it."""
 
 

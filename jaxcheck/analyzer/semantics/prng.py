@@ -161,6 +161,8 @@ class _Analysis:
         is the same on every run)."""
         self.batch_origins: set[int] = set()
         self.captures_shared = False
+        self.indexed_draws: set[int] = set()
+        """Draws whose result each run indexes by a value of its own (`split(key, n)[i]`)."""
         """The function is itself run once per example or step: keys it does not bind are shared."""
         self.carry: CarryShape | None = None
         self.made_here: set[str] = set()
@@ -333,10 +335,19 @@ class _Analysis:
             state = self.expr(node.value, state)
             self.bind(node.target, node.value, state)
             return state
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Call) and self._indexed_per_run(node):
+            self.indexed_draws.add(id(node.value))
         state = self.children(node, state)
         if isinstance(node, cst.Call):
             self.call(node, state)
         return state
+
+    def _indexed_per_run(self, node: cst.Subscript) -> bool:
+        """`split(key, n)[i]` with `i` bound by this function: every run takes another part of the draw."""
+        if self.batch_bound is None:
+            return False
+        return any(not _invariant(element.slice.value, self.batch_bound)
+                   for element in node.slice if isinstance(element.slice, cst.Index))
 
     def comprehension(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp,
                       state: dict[str, _Key]) -> dict[str, _Key]:
@@ -422,7 +433,8 @@ class _Analysis:
             self._report(KeyReuse(site, name, self.nodes[key.origin], "reseeded"))
         elif key.origin in self.batch_origins:
             self._report(KeyReuse(site, name, self.nodes[key.origin], "per_item"))
-        elif self.captures_shared and self.batch_bound is not None and name.partition("[")[0] not in self.batch_bound:
+        elif (self.captures_shared and self.batch_bound is not None and name.partition("[")[0] not in self.batch_bound
+              and id(site) not in self.indexed_draws):
             self._report(KeyReuse(site, name, site, "captured"))
         if key.origin is not None:
             self.origins.setdefault(key.origin, id(site))

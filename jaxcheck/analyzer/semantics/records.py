@@ -66,9 +66,9 @@ class ModuleRecords:
     """Attribute reads (`self.buf`, `state.vel` for `state: State`) by id: (class key, attribute)."""
     array_attribute_stores: dict[tuple[str, str], bool] = field(default_factory=dict)
     """Per (class key, attribute) stored in the class's methods: whether every store is a JAX array."""
-    attribute_changes: dict[tuple[str, str], cst.CSTNode] = field(default_factory=dict)
-    """Per (class key, attribute), the first store outside a constructor, in a function (a method such
-    as `set_base`, `cls.scale *= f` in a classmethod, `obj.attr = v` in a helper): it can run after a trace."""
+    attribute_changes: dict[tuple[str, str], list[tuple[cst.CSTNode, str]]] = field(default_factory=dict)
+    """Per (class key, attribute), the stores outside a constructor, in a function (a method such as
+    `set_base`, `cls.scale *= f` in a classmethod, `obj.attr = v` in a helper), with that function's key."""
     receiver_reads: set[int] = field(default_factory=set)
     """Attribute reads through a method's own `self`/`cls` or through a class name (`Model.scale`)."""
     identity_hashed: set[str] = field(default_factory=set)

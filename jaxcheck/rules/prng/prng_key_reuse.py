@@ -69,6 +69,9 @@ class PrngKeyReuse(Rule):
               "    return (key, w + jax.random.normal(key, w.shape)), None\n"
               "out = lax.scan(body, (jax.random.key(0), w0), xs)\n"),
         Valid("import jax\nfrom jax import lax\ndef run(key, x0):\n    def body(i, x):\n"
+              "        sub = jax.random.split(key, 10)[i]\n        return x + jax.random.normal(sub, x.shape)\n"
+              "    return lax.fori_loop(0, 10, body, x0)\n"),
+        Valid("import jax\nfrom jax import lax\ndef run(key, x0):\n    def body(i, x):\n"
               "        return x + jax.random.normal(jax.random.fold_in(key, i), x.shape)\n"
               "    return lax.fori_loop(0, 10, body, x0)\n"),
         Valid("import jax\ndef per_example(key, x):\n    def sample():\n        return jax.random.normal(key, x.shape)\n"

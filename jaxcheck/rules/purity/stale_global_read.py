@@ -75,6 +75,9 @@ class StaleGlobalRead(Rule):
         Valid("import jax\nfrom functools import partial\nclass Schedule:\n    def __init__(self, base):\n"
               "        self.base = base\n    @partial(jax.jit, static_argnums=0)\n    def lr(self, t):\n"
               "        return self.base * t\n"),
+        Valid("import jax\nclass Model:\n    def __init__(self, cfg):\n        self._configure(cfg)\n"
+              "        self._fwd = jax.jit(self._forward)\n    def _configure(self, cfg):\n        self.scale = cfg['scale']\n"
+              "    def _forward(self, x):\n        return x * self.scale\n"),
         Valid("import jax\nfrom functools import partial\nfrom dataclasses import dataclass\n@dataclass(frozen=True)\n"
               "class Schedule:\n    base: float\n    @partial(jax.jit, static_argnums=0)\n    def lr(self, t):\n"
               "        return self.base * t\n    def warm(self):\n        return Schedule(3.0)\n"),
