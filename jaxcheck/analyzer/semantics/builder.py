@@ -1164,7 +1164,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
                 return combine((receiver, *args), flags | _array_valued(receiver))
             if receiver.flags & FILESYSTEM_PATH and attr in _PATH_METHODS:
                 return Value(NO_DEPS, FILESYSTEM_PATH)
-            if attr not in jax_api.CONCRETE_METHODS:
+            if attr not in jax_api.CONCRETE_METHODS and attr not in jax_api.STRUCTURE_METHODS:
                 return _opaque([receiver, *args])  # `net.apply(w, x)`, `state.replace(step=s)`
             return UNKNOWN
         return _opaque(args)  # a callable parameter or local: `apply_fn(params, x)`

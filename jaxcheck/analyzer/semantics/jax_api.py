@@ -349,5 +349,7 @@ ARRAY_PRESERVING_CALLS = frozenset({"jax.device_put", "jax.block_until_ready"})
 """JAX calls that return a JAX array when given one (or a NumPy array): pytree functions of one leaf."""
 CONCRETE_METHODS = frozenset({"item", "tolist", "__index__", "__int__", "__float__", "__bool__"})
 """Array methods that convert to a Python value (and fail on an abstract tracer)."""
+STRUCTURE_METHODS = frozenset({"keys"})
+"""Container methods that return structure, never the leaves: their result holds no tracer."""
 CONSTANT_COLLECTIVES = frozenset({"jax.lax.psum"})
 """Collectives that return a Python value when given one (`lax.psum(1, "i")` is the axis size)."""

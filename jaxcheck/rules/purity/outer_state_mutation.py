@@ -101,6 +101,8 @@ class OuterStateMutation(Rule):
         Valid("import jax\ndef prep(x):\n    return x * 2, x.shape[0]\nclass Runner:\n    def __init__(self):\n"
               "        self.batch = 0\n        self.f = jax.jit(self._f)\n    def _f(self, x):\n        y, n = prep(x)\n"
               "        self.batch = n\n        return y\n"),
+        Valid("import jax\nclass Trainer:\n    def __init__(self):\n        self.step = jax.jit(self._step)\n"
+              "    def _step(self, batch):\n        self.names = sorted(batch.keys())\n        return batch\n"),
         # `grad` differentiates `argnums` only: `n` stays a Python value.
         Valid("import jax\nlast_n = 0\ndef loss(w, n):\n    global last_n\n    last_n = n\n    return w * n\n"
               "g = jax.grad(loss)(1.0, 3)\n"),
