@@ -17,7 +17,7 @@ from jaxcheck.analyzer.semantics.objects import CONSTRUCTORS
 from jaxcheck.analyzer.semantics.prng import CarryShape, KeyReuse, find_key_reuses
 from jaxcheck.analyzer.semantics.scopes import BindingKind
 from jaxcheck.analyzer.semantics.solver import FunctionTrace, Solution
-from jaxcheck.analyzer.semantics.summary import FunctionSummary, ModuleSummary, TraceSpec
+from jaxcheck.analyzer.semantics.summary import FunctionSummary, ModuleSummary
 from jaxcheck.analyzer.semantics.values import (
     BOOL_MASK,
     FILESYSTEM_PATH,
@@ -350,18 +350,13 @@ class SemanticModel:
         if scope in self.records.random_scopes:
             trace = self.enclosing_trace(scope) if not isinstance(node, cst.Module) else None
             per_item = trace is not None and bool(trace.transforms & jax_api.PER_ITEM_TRANSFORMS)
-            applied = self._applied_transforms(scope)
+            applied = self.solution.applied_transforms(scope) if scope is not None else frozenset()
             carry = self._carry_shape(applied)
             return find_key_reuses(body, parameters, self.call_name, self._ignores_argument, per_item,
                                    bool(applied & jax_api.PER_ITEM_TRANSFORMS), carry)
         if scope in self._scopes_calling_drawers():  # no `jax.random` call here: only helpers that draw count
             return find_key_reuses(body, parameters, self.call_name, self._draws_nothing)
         return []
-
-    def _applied_transforms(self, key: str | None) -> frozenset[str]:
-        """The transforms applied to function `key` itself (its roots), not those it is called under."""
-        contexts = self.solution.contexts.get(key, {}) if key is not None else {}
-        return frozenset(spec.transform for spec in contexts if isinstance(spec, TraceSpec))
 
     @staticmethod
     def _carry_shape(applied: frozenset[str]) -> CarryShape | None:

@@ -150,9 +150,8 @@ class Solution:
         for key in sorted(summary.functions):
             trace = self.trace_of(key)
             if trace is not None:
-                applied = sorted({spec.transform for spec in self.contexts.get(key, {}) if isinstance(spec, TraceSpec)})
                 facts = (sorted(trace.transforms), trace.staged, key in self.omnistaged, sorted(trace.traced_params),
-                         sorted(self.holders.get(key, ())), trace.direct, trace.cached, applied)
+                         sorted(self.holders.get(key, ())), trace.direct, trace.cached, sorted(self.applied_transforms(key)))
                 parts.append(repr((key, *facts, self._distinct_contexts(key))))
             if key in self.repeated:
                 parts.append(repr((key, "repeated")))
@@ -163,6 +162,10 @@ class Solution:
             if function is not None and (function.inert_params or function.draws) and function.key not in summary.functions:
                 parts.append(repr((target, sorted(function.inert_params), sorted(function.draws))))
         return "\n".join(parts)
+
+    def applied_transforms(self, key: str) -> frozenset[str]:
+        """The transforms applied to function `key` itself (its roots), not those it is called under."""
+        return frozenset(spec.transform for spec in self.contexts.get(key, {}) if isinstance(spec, TraceSpec))
 
     def certain_tracer(self, dep: ParamDep) -> bool:
         """Whether parameter `dep` certainly holds a tracer (an array, not a container) in some way its
@@ -202,10 +205,7 @@ class Solution:
             callee = self.functions.get(dep.callee)
             if callee is None:
                 return False
-            returns = callee.returns
-            if dep.index is not None and callee.return_elements is not None and dep.index < len(callee.return_elements):
-                returns = callee.return_elements[dep.index]
-            returned = {d.name for d in returns if isinstance(d, ParamDep) and d.function == callee.key}
+            returned = {d.name for d in _returned(callee, dep) if isinstance(d, ParamDep) and d.function == callee.key}
             return any(self.holds_tracer(deps) for name, deps in dep.arguments.bind(callee).items() if name in returned)
         return False
 
@@ -257,15 +257,19 @@ class Solution:
         if key in self._in_progress:
             return False
         self._in_progress.add(key)
-        returns = callee.returns
-        if dep.index is not None and callee.return_elements is not None and dep.index < len(callee.return_elements):
-            returns = callee.return_elements[dep.index]
         try:
-            result = self._deps_traced(returns, _Frame(dep.callee, context, staged))
+            result = self._deps_traced(_returned(callee, dep), _Frame(dep.callee, context, staged))
         finally:
             self._in_progress.discard(key)
         self._returns[key] = result
         return result
+
+
+def _returned(callee: FunctionSummary, dep: CallDep) -> Deps:
+    """What the call `dep` receives from `callee`: its return value, or one element of a returned tuple."""
+    if dep.index is not None and callee.return_elements is not None and dep.index < len(callee.return_elements):
+        return callee.return_elements[dep.index]
+    return callee.returns
 
 
 def solve(summaries: Iterable[ModuleSummary]) -> Solution:
