@@ -1,4 +1,5 @@
-"""Runtime tests run on real JAX (CPU); they are skipped when JAX is not installed."""
+"""Runtime tests run on real JAX, on the CPU unless `JAXCHECK_TEST_PLATFORMS` names another platform (`cuda`
+on a GPU machine); they are skipped when JAX is not installed."""
 
 from __future__ import annotations
 
@@ -13,11 +14,14 @@ import pytest
 pytest.importorskip("jax")
 
 ROOT = Path(__file__).resolve().parents[2]
+TEST_PLATFORMS = os.environ.get("JAXCHECK_TEST_PLATFORMS", "cpu")
 
 
 def run_python(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """`python ARGS` in `cwd`, importing this checkout's jaxcheck, JAX on the CPU."""
-    environment = {**os.environ, "PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cpu", **(env or {})}
+    """`python ARGS` in `cwd`, importing this checkout's jaxcheck, JAX on the test platform (CPU by default;
+    programs that force host devices with `XLA_FLAGS` run on the CPU)."""
+    platform = "cpu" if "xla_force_host" in (env or {}).get("XLA_FLAGS", "") else TEST_PLATFORMS
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), "JAX_PLATFORMS": platform, **(env or {})}
     return subprocess.run([sys.executable, *args], cwd=cwd, env=environment, capture_output=True, text=True,
                           timeout=300)
 
