@@ -33,6 +33,7 @@ from jaxcheck.analyzer.semantics.scopes import (
     qualified_name,
 )
 from jaxcheck.analyzer.semantics.summary import (
+    ArrayLeaf,
     CallEdge,
     FunctionSummary,
     ModuleSummary,
@@ -53,11 +54,14 @@ from jaxcheck.analyzer.semantics.values import (
     NUMPY_GENERATOR,
     JAX_ARRAY,
     PYTHON_CONTAINER,
+    PYTHON_SET,
     UNKNOWN,
     CallDep,
     Deps,
+    Key,
     OpaqueDep,
     ParamDep,
+    Returned,
     StagedDep,
     Value,
     combine,
@@ -72,6 +76,8 @@ _ELEMENTWISE_BUILTINS = frozenset(
 _CONTAINER_BUILTINS = frozenset(
     f"builtins.{n}" for n in ("list", "tuple", "sorted", "dict", "set", "frozenset")
 )
+_SET_BUILTINS = frozenset({"builtins.set", "builtins.frozenset"})
+_SET_OPERATORS = (cst.Subtract, cst.BitAnd, cst.BitOr, cst.BitXor)
 _ORDERING_OPERATORS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 _MASK_OPERATORS = (cst.BitAnd, cst.BitOr, cst.BitXor)
 _OBJECT_FACTORIES = {
@@ -134,6 +140,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         """The argument values of those calls (`x`), by the id of the call."""
         self.returns: dict[str, Value] = {}
         self.tuple_returns: dict[str, tuple[Value, ...] | None] = {}
+        self._return_leaves: dict[str, frozenset[ArrayLeaf]] = {}
+        self._called_params: dict[str, list[tuple[str, CallArguments]]] = {}
         self.flax_classes: set[str] = set()
         self.static_methods: set[str] = set()
         self.scope = Scope(ScopeKind.MODULE, module_name, None)
@@ -194,6 +202,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
                 inert_params=self.parameter_use.inert(key, f.parameters),
                 draws=frozenset(self._draws.get(key, ())),
                 transformed_params=tuple(self._transformed_params.get(key, ())),
+                array_leaves=self._return_leaves.get(key, frozenset()),
+                called_params=tuple(self._called_params.get(key, ())),
             )
             for key, f in self.functions.items()
         }
@@ -213,6 +223,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         key = self._function_key
         previous = self.returns.get(key)
         self.returns[key] = value if previous is None else previous.joined(value)
+        leaves = frozenset(_array_leaves(value))
+        self._return_leaves[key] = leaves if previous is None else self._return_leaves.get(key, frozenset()) & leaves
         elements = self.tuple_returns.get(key, ()) if previous is not None else None
         if value.elements is None or (elements is not None and len(elements) != len(value.elements)):
             self.tuple_returns[key] = None
@@ -396,6 +408,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         self._eval(node.test)
         self._end_statement()
         concrete_if_true, concrete_if_false = self._isinstance_narrowing(node.test)
+        eager_if_true, eager_if_false = self._eager_alternatives(node)
+        concrete_if_true, concrete_if_false = concrete_if_true | eager_if_true, concrete_if_false | eager_if_false
         absent_if_true, absent_if_false = absent_keys(node.test)
         before = dict(self._env)
         self._assume_concrete(concrete_if_true)
@@ -687,6 +701,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         if isinstance(target, cst.Subscript):
             self._eval(target.value)
             self._slice(target.slice)
+            self._forget_structure(target)
         elif isinstance(target, cst.Attribute):
             self._eval(target.value)
         elif isinstance(target, (cst.Tuple, cst.List)):
@@ -694,6 +709,13 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
                 self._eval_target_parts(element.value)
         elif isinstance(target, cst.StarredElement):
             self._eval_target_parts(target.value)
+
+    def _forget_structure(self, target: cst.BaseExpression) -> None:
+        """After an item store or a mutating method call on `target`, what is known of the fields and the
+        returned structure of its root name may be stale (`params["w"] = np.zeros(3)`)."""
+        root = chain_root(target)
+        if isinstance(root, cst.Name) and root.value in self.scope.env:
+            self.scope.env[root.value] = self.scope.env[root.value].without_structure()
 
     def _iteration_value(self, iterable: cst.BaseExpression, value: Value) -> Value:
         """The value bound to a loop or comprehension target iterating over `iterable`."""
@@ -833,6 +855,14 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
                         self.records.self_loads.add(id(node))
         return self.scope.load(node.value)
 
+    def _is_own_parameter(self, name: str) -> bool:
+        """Whether `name` here is a parameter of the function being interpreted (not of an enclosing one)."""
+        resolved = self.scope.resolve(name)
+        if resolved is None:
+            return False
+        owner = resolved[0]
+        return owner is self.scope.function_scope() and self._is_parameter(owner, name)
+
     def _is_parameter(self, owner: Scope, name: str) -> bool:
         if owner.kind is not ScopeKind.FUNCTION:
             return False
@@ -868,13 +898,14 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         assert isinstance(node, cst.Subscript)
         value = self._eval(node.value)
         indices = self._slice(node.slice)
-        if value.elements is not None and len(node.slice) == 1:
-            index = node.slice[0].slice
-            if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
-                position = int(index.value.value, 0)
-                if -len(value.elements) <= position < len(value.elements):
-                    return value.elements[position]
-        return combine((value.element(), *indices), value.flags & JAX_ARRAY)
+        key = _constant_key(node.slice)
+        if value.elements is not None and isinstance(key, int) and -len(value.elements) <= key < len(value.elements):
+            return value.elements[key]
+        field = value.field(key) if isinstance(key, str) else None
+        if field is not None:
+            return field
+        item = combine((value.element(), *indices), value.flags & JAX_ARRAY)
+        return replace(item, returned=value.returned.at(key)) if value.returned is not None else item
 
     def _slice(self, elements: Sequence[cst.SubscriptElement]) -> list[Value]:
         values: list[Value] = []
@@ -900,6 +931,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         elif isinstance(node.operator, cst.Multiply) and (left.flags | right.flags) & PYTHON_CONTAINER:
             if not (left.deps and right.deps):
                 flags = PYTHON_CONTAINER
+        elif isinstance(node.operator, _SET_OPERATORS) and left.flags & PYTHON_SET:
+            flags = PYTHON_CONTAINER | PYTHON_SET  # `set(values) - allowed`
         elif isinstance(node.operator, cst.Divide) and left.flags & FILESYSTEM_PATH:
             flags = FILESYSTEM_PATH
         if not (left.flags | right.flags | flags) & (PYTHON_CONTAINER | FILESYSTEM_PATH):
@@ -959,18 +992,26 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         values = [self._eval(element.value) for element in node.elements]
         deps = combine(values).deps
         if isinstance(node, cst.Set):
-            return Value(deps, PYTHON_CONTAINER)
+            return Value(deps, PYTHON_CONTAINER | PYTHON_SET)
         starred = any(isinstance(element, cst.StarredElement) for element in node.elements)
         return Value(deps, PYTHON_CONTAINER, None if starred else tuple(values))
 
     def _dict(self, node: cst.CSTNode) -> Value:
         assert isinstance(node, cst.Dict)
         values: list[Value] = []
+        fields: list[tuple[str, Value]] | None = []
         for element in node.elements:
+            name = None
             if isinstance(element, cst.DictElement):
                 self._eval(element.key)
+                names = literal_strings(element.key) if isinstance(element.key, cst.SimpleString) else None
+                name = names[0] if names else None
             values.append(self._eval(element.value))
-        return Value(combine(values).deps, PYTHON_CONTAINER)
+            if name is None or fields is None:
+                fields = None  # `**rest` or a computed key: the fields are not all known
+            else:
+                fields.append((name, values[-1]))
+        return Value(combine(values).deps, PYTHON_CONTAINER, fields=None if fields is None else tuple(fields))
 
     def _starred(self, node: cst.CSTNode) -> Value:
         assert isinstance(node, cst.StarredElement)
@@ -1009,7 +1050,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
             self.scope = outer
         if isinstance(node, cst.GeneratorExp):
             return combine((element,))
-        return Value(element.deps, PYTHON_CONTAINER)
+        return Value(element.deps, PYTHON_CONTAINER | (PYTHON_SET if isinstance(node, cst.SetComp) else 0))
 
     def _lambda(self, node: cst.CSTNode) -> Value:
         assert isinstance(node, cst.Lambda)
@@ -1122,6 +1163,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
                 self._call_event(node, target)
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in MUTATING_METHODS:
             self._record_mutation(node.func, containers_only=True)
+            self._forget_structure(node.func.value)
         if name is not None:
             kind = _OBJECT_FACTORIES.get(name)
             if kind is not None:
@@ -1140,7 +1182,9 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
             if name in _ELEMENTWISE_BUILTINS:
                 return combine(args)
             if name in _CONTAINER_BUILTINS:
-                return Value(combine(args).deps, PYTHON_CONTAINER)
+                fields = _keyword_fields(node.args, args) if name == "builtins.dict" else None
+                kind = PYTHON_CONTAINER | (PYTHON_SET if name in _SET_BUILTINS else 0)
+                return Value(combine(args).deps, kind, fields=fields)
             created = self._instance_created(name)
             if created is not None:
                 return created
@@ -1149,7 +1193,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
             if name.startswith(_EXTERNAL_PREFIXES):
                 return UNKNOWN
             self._record_edge(node, name, args, 0)
-            return _opaque(args)  # `optax.global_norm(g)`, a function of another project module
+            # `optax.global_norm(g)`, or a function of another project module (whose summary may say what it returns)
+            return replace(_opaque(args), returned=Returned(name))
         self_method = self._method_key(node.func)
         if self_method is not None:
             self.records.call_names.setdefault(id(node), self_method)  # `self.m(...)` calls this module's `m`
@@ -1167,6 +1212,9 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
             if attr not in jax_api.CONCRETE_METHODS and attr not in jax_api.STRUCTURE_METHODS:
                 return _opaque([receiver, *args])  # `net.apply(w, x)`, `state.replace(step=s)`
             return UNKNOWN
+        if isinstance(node.func, cst.Name) and self._is_own_parameter(node.func.value):
+            arguments = self._arguments(node.args, args, 0)  # `model(x)`: what a caller passes runs here
+            self._called_params.setdefault(self._function_key, []).append((node.func.value, arguments))
         return _opaque(args)  # a callable parameter or local: `apply_fn(params, x)`
 
     def _first_is_array(self, args: Sequence[cst.Arg], values: Sequence[Value]) -> bool:
@@ -1191,14 +1239,18 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
                 keywords.append((arg.keyword.value, value.deps))
             elif not has_star:
                 positional.append(value.deps)
-        callables: list[tuple[int | str, str]] = []
+        callables: list[tuple[int | str, str, int]] = []
         position = 0
-        for arg in call_args:
+        for arg, value in zip(call_args, args):
             if arg.star:
                 break
+            slot = arg.keyword.value if arg.keyword is not None else position
             target = self._function_target(arg.value)
+            method = self._method_of(value.instance, "__call__") if value.instance is not None else None
             if target is not None:
-                callables.append((arg.keyword.value if arg.keyword is not None else position, target))
+                callables.append((slot, target, 0))
+            elif method is not None:  # `step(model, x)`: `model(x)` in `step` runs `MLP.__call__`
+                callables.append((slot, method, 1))
             position += arg.keyword is None
         return CallArguments(tuple(positional), tuple(keywords), bound, has_star, callables=tuple(callables),
                              **facts._asdict())
@@ -1225,7 +1277,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         call_args = node.args if call_args is None else call_args
         self._note_tracer_rejection(call_args, key, bound)
         arguments = self._record_edge(node, key, args, bound, call_args)
-        return Value(frozenset({CallDep(self._function_key, key, arguments)}))
+        return Value(frozenset({CallDep(self._function_key, key, arguments)}), returned=Returned(key))
 
     def _record_edge(self, node: cst.Call, callee: str, args: list[Value], bound: int,
                      call_args: Sequence[cst.Arg] | None = None) -> CallArguments:
@@ -1460,7 +1512,46 @@ def _call_elements(value: Value, count: int) -> tuple[Value, ...] | None:
     (dep,) = value.deps
     if not isinstance(dep, CallDep) or dep.index is not None:
         return None
-    return tuple(Value(frozenset({replace(dep, index=i)})) for i in range(count))
+    returned = value.returned
+    return tuple(
+        Value(frozenset({replace(dep, index=i)}), returned=None if returned is None else returned.at(i))
+        for i in range(count)
+    )
+
+
+def _constant_key(elements: Sequence[cst.SubscriptElement]) -> Key:
+    """The constant key of a one-element subscript (`["w"]`, `[0]`, `[-1]`), else None."""
+    if len(elements) != 1 or not isinstance(elements[0].slice, cst.Index):
+        return None
+    index = elements[0].slice.value
+    negative = isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.Minus)
+    number = index.expression if isinstance(index, cst.UnaryOperation) and negative else index
+    if isinstance(number, cst.Integer):
+        return -int(number.value, 0) if negative else int(number.value, 0)
+    names = literal_strings(index) if isinstance(index, cst.SimpleString) else None
+    return names[0] if names else None
+
+
+def _keyword_fields(args: Sequence[cst.Arg], values: Sequence[Value]) -> tuple[tuple[str, Value], ...] | None:
+    """The fields of `dict(w=..., b=...)` (keywords only), else None."""
+    if any(arg.keyword is None or arg.star for arg in args):
+        return None
+    return tuple((arg.keyword.value, value) for arg, value in zip(args, values) if arg.keyword is not None)
+
+
+def _array_leaves(value: Value, prefix: tuple[Key, ...] = ()) -> Iterator[ArrayLeaf]:
+    """Where returning `value` returns a JAX array: the value itself, fields of a dict literal, elements
+    of a tuple or list, or what another project function returns."""
+    if value.flags & JAX_ARRAY:
+        yield ArrayLeaf(prefix)
+    elif value.fields is not None:
+        for name, field in value.fields:
+            yield from _array_leaves(field, (*prefix, name))
+    elif value.elements is not None:
+        for position, element in enumerate(value.elements):
+            yield from _array_leaves(element, (*prefix, position))
+    elif value.returned is not None:
+        yield ArrayLeaf(prefix, value.returned.function, value.returned.path)
 
 
 def _first_attribute(target: cst.BaseExpression, root: cst.Name) -> str | None:

@@ -110,6 +110,37 @@ class GuardReader:
                 for name, value in env.items():
                     env[name] = _guarded(value, function.key, guard)
 
+    def _eager_alternatives(self, node: cst.If) -> Narrowing:
+        """`if EAGER: <Python control flow on pred> else: lax.cond(pred, ...)`: when a concrete test chooses
+        between two alternatives and one hands names to lax control flow, the other is the path its author
+        wrote for when they are concrete (numpyro's `control_flow_prims_disabled`). Returns the names
+        concrete in the body, and in the `else` branch."""
+        if node.orelse is None or isinstance(node.orelse, cst.If):
+            return set(), set()
+        if self.records.values.get(id(node.test), UNKNOWN).deps:
+            return set(), set()
+        return self._lax_operands(node.orelse.body), self._lax_operands(node.body)
+
+    def _lax_operands(self, suite: cst.BaseSuite) -> set[Narrowed]:
+        """The names passed as arguments to lax control flow (`lax.cond`, `while_loop`, ...) in `suite`,
+        outside nested functions."""
+        found: set[Narrowed] = set()
+        scope = self.scope
+
+        class Calls(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+                return False
+
+            def visit_Lambda(self, node: cst.Lambda) -> bool:
+                return False
+
+            def visit_Call(self, node: cst.Call) -> None:
+                if qualified_name(scope, node.func) in jax_api.LAX_BODIES:
+                    found.update(Narrowed(arg.value.value) for arg in node.args if isinstance(arg.value, cst.Name))
+
+        suite.visit(Calls())
+        return found
+
     def _holds_parameter(self, name: str, function_key: str) -> bool:
         """Whether `name` still holds the current function's parameter of that name."""
         deps = self.scope.load(name).deps
@@ -168,10 +199,11 @@ Guard = tuple[frozenset[str], frozenset[str]]
 
 def _guarded(value: Value, function: str, guard: Guard) -> Value:
     """`value` as it exists in a branch that runs only where `guard` holds for `function`."""
-    if not value.deps and value.elements is None:
+    if not value.deps and value.elements is None and value.fields is None:
         return value
     elements = None if value.elements is None else tuple(_guarded(e, function, guard) for e in value.elements)
-    return Value(_guarded_deps(value.deps, function, guard), value.flags, elements)
+    fields = None if value.fields is None else tuple((k, _guarded(v, function, guard)) for k, v in value.fields)
+    return replace(value, deps=_guarded_deps(value.deps, function, guard), elements=elements, fields=fields)
 
 
 def _guarded_deps(deps: Deps, function: str, guard: Guard) -> Deps:

@@ -22,6 +22,7 @@ from jaxcheck.analyzer.semantics.values import (
     BOOL_MASK,
     FILESYSTEM_PATH,
     JAX_ARRAY,
+    Returned,
     LOGGER,
     NUMPY_GENERATOR,
     PYTHON_CONTAINER,
@@ -250,9 +251,12 @@ class SemanticModel:
     def is_jax_array(self, node: cst.BaseExpression) -> bool:
         """True when `node` is known to be a JAX array, traced or not: a JAX array call's result, an
         `.at[...]` update, arithmetic or indexing on one, or a parameter annotated as an array or passed
-        one by some visible call."""
+        one by some visible call, or what a project function returns where every `return` holds one
+        (`init(k)["enc"]["w"]` of `return {"enc": {"w": jax.random.normal(k, s)}}`)."""
         value = self.value_of(node)
         if value.flags & JAX_ARRAY or self._is_array_attribute(node):
+            return True
+        if value.returned is not None and self._returns_array(value.returned):
             return True
         param = self._parameter(value)
         if param is None or self.is_ref(node):
@@ -261,6 +265,23 @@ class SemanticModel:
         if function is not None and param.name in function.array_params:
             return True
         return param.name in self.solution.jax_array_params.get(param.function, ())
+
+    def _returns_array(self, returned: Returned, seen: frozenset[Returned] = frozenset()) -> bool:
+        """Whether every `return` of `returned.function` holds a JAX array at `returned.path` or above it
+        (an item of an array is an array), following returns of other project functions."""
+        function = self.solution.functions.get(returned.function)
+        if function is None or returned in seen:
+            return False
+        path = returned.path
+        for leaf in function.array_leaves:
+            if path[: len(leaf.path)] != leaf.path:
+                continue
+            if leaf.callee is None:
+                return True
+            inner = Returned(leaf.callee, (*leaf.callee_path, *path[len(leaf.path) :]))
+            if self._returns_array(inner, seen | {returned}):
+                return True
+        return False
 
     def attribute_change(self, node: cst.Attribute) -> cst.CSTNode | None:
         """A store that can change what traced code read through `node` after the trace froze it:
@@ -410,7 +431,7 @@ class SemanticModel:
         callee = self.solution.function_named(name) if name is not None else None
         if callee is None:
             return False
-        parameter = callee.parameter_for(position, keyword)
+        parameter = callee.parameter_for(position, keyword, self._bound_arguments(call, callee))
         return parameter is not None and parameter in callee.inert_params
 
     @staticmethod

@@ -9,7 +9,7 @@ modules through qualified names and re-exports.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from jaxcheck.analyzer.semantics.jax_api import BATCHING_TRANSFORMS
 from jaxcheck.analyzer.semantics.summary import CallEdge, FunctionSummary, ModuleSummary, TraceSpec
@@ -272,6 +272,23 @@ def _returned(callee: FunctionSummary, dep: CallDep) -> Deps:
     return callee.returns
 
 
+def _parameter_call_edges(edges_by_caller: dict[str, list[tuple[CallEdge, str]]],
+                          functions: dict[str, FunctionSummary]) -> list[tuple[CallEdge, str]]:
+    """The calls a function makes through its parameters, as edges to what its callers pass there:
+    `step(model, x)` with `def step(model, x): return model(x)` calls `MLP.__call__` from `step`. Each
+    comes with the function whose call passed the callable: the edge holds only where that call runs
+    under the trace (or where the function called is itself a root, traced with what its caller passes)."""
+    edges: list[tuple[CallEdge, str]] = []
+    for caller_edges in edges_by_caller.values():
+        for edge, callee in caller_edges:
+            for parameter, arguments in functions[callee].called_params:
+                passed = edge.arguments.callable_for(parameter, functions[callee])
+                if passed is not None:
+                    target, bound = passed
+                    edges.append((CallEdge(callee, target, replace(arguments, bound_positional=bound)), edge.caller))
+    return edges
+
+
 def solve(summaries: Iterable[ModuleSummary]) -> Solution:
     """Run the fixpoint over `summaries` and return the solved state."""
     summaries = list(summaries)
@@ -285,26 +302,37 @@ def solve(summaries: Iterable[ModuleSummary]) -> Solution:
     solution = Solution(functions, resolve=resolve)
     edges_by_caller: dict[str, list[tuple[CallEdge, str]]] = {}
     passed: dict[str, set[str]] = {}
+
+    def add_edge(edge: CallEdge) -> None:
+        callee = resolve(edge.callee)
+        if callee is not None:
+            edges_by_caller.setdefault(edge.caller, []).append((edge, callee))
+            solution.callees.setdefault(edge.caller, set()).add(callee)
+            passed.setdefault(callee, set()).update(edge.arguments.passed(functions[callee]))
+            jax_arrays = edge.arguments.jax_arrays(functions[callee])
+            if jax_arrays:
+                solution.jax_array_params.setdefault(callee, set()).update(jax_arrays)
+
     for summary in summaries:
         for edge in summary.edges:
-            callee = resolve(edge.callee)
-            if callee is not None:
-                edges_by_caller.setdefault(edge.caller, []).append((edge, callee))
-                solution.callees.setdefault(edge.caller, set()).add(callee)
-                passed.setdefault(callee, set()).update(edge.arguments.passed(functions[callee]))
-                jax_arrays = edge.arguments.jax_arrays(functions[callee])
-                if jax_arrays:
-                    solution.jax_array_params.setdefault(callee, set()).update(jax_arrays)
+            add_edge(edge)
+    passed_by: dict[int, str] = {}
+    for edge, passing_caller in _parameter_call_edges(edges_by_caller, functions):
+        add_edge(edge)
+        passed_by[id(edge)] = passing_caller
     roots = [(root.target, root.spec) for summary in summaries for root in summary.roots]
     for caller_edges in edges_by_caller.values():
         for edge, callee in caller_edges:  # `fit(loss, w)` where `fit` applies `jax.grad` to its parameter
             for parameter, spec in functions[callee].transformed_params:
                 passed_function = edge.arguments.callable_for(parameter, functions[callee])
                 if passed_function is not None:
-                    roots.append((passed_function, spec))
+                    target, bound = passed_function
+                    roots.append((target, spec.binding(bound) if bound else spec))
+    root_keys: set[str] = set()
     for target, spec in roots:
         key = resolve(target)
         if key is not None:
+            root_keys.add(key)
             never_passed = functions[key].defaults - passed.get(key, set())
             _apply(solution, key, spec, never_passed)
     changed = True
@@ -315,6 +343,9 @@ def solve(summaries: Iterable[ModuleSummary]) -> Solution:
         solution.forget_evaluations()
         for caller in list(solution.transforms):
             for edge, callee in edges_by_caller.get(caller, ()):
+                passed_in = passed_by.get(id(edge))
+                if passed_in is not None and passed_in not in solution.transforms and caller not in root_keys:
+                    continue  # the callable reached `caller` through a call that runs outside every trace
                 changed |= _propagate(solution, edge, callee)
     solution.forget_evaluations()
     seeds = (resolve(target) for summary in summaries for target in summary.repeated_calls)

@@ -8,7 +8,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace, field
 
-from jaxcheck.analyzer.semantics.values import CallArguments, Deps
+from jaxcheck.analyzer.semantics.values import CallArguments, Deps, Key
+
+
+@dataclass(frozen=True, slots=True)
+class ArrayLeaf:
+    """A path (constant keys and positions) at which every `return` of a function holds a JAX array: the
+    array itself (`return {"w": jax.random.normal(k, s)}` has one at `("w",)`), or, with `callee`, what
+    project function `callee` returns at `callee_path` (`return {"enc": init_layer(k1)}`)."""
+
+    path: tuple[Key, ...]
+    callee: str | None = None
+    callee_path: tuple[Key, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +53,10 @@ class FunctionSummary:
     transformed_params: tuple[tuple[str, TraceSpec], ...] = ()
     """Callable parameters the body applies a transform to (`def fit(loss_fn, w): jax.grad(loss_fn)(w)`):
     whatever function a call passes there is traced by that spec."""
+    array_leaves: frozenset[ArrayLeaf] = frozenset()
+    called_params: tuple[tuple[str, CallArguments], ...] = ()
+    """Parameters the body calls, with the arguments (`def step(model, x): return model(x)`): whatever
+    function or instance a caller passes there runs with them."""
 
     @property
     def parameters(self) -> tuple[str, ...]:

@@ -92,9 +92,10 @@ class CallArguments:
     jax_positions: frozenset[int] = frozenset()
     jax_keywords: frozenset[str] = frozenset()
     """The arguments known to be JAX arrays, traced or not (`jnp.zeros(3)`, `jax.random.normal(k)`)."""
-    callables: tuple[tuple[int | str, str], ...] = ()
-    """Arguments that name a function (a `def`, a lambda, an imported name), by position or keyword:
-    the callee may transform them."""
+    callables: tuple[tuple[int | str, str, int], ...] = ()
+    """Arguments the callee may call or transform, by position or keyword: a function (a `def`, a lambda,
+    an imported name), or an instance of a class of this module, as its `__call__`; with the number of
+    leading parameters already bound (1 for the instance's `self`)."""
 
     def bind(self, function: Signature) -> dict[str, Deps]:
         """Map `function`'s parameter names to the dependencies of the arguments passed to them; empty
@@ -117,16 +118,17 @@ class CallArguments:
         """The parameters of `function` that receive a value known never to be None from this call."""
         return frozenset(name for name, kind, _ in self._slots(function) if kind != _UNKNOWN)
 
-    def callable_for(self, parameter: str, function: Signature) -> str | None:
-        """The function (key or qualified name) this call passes to `function`'s `parameter`, if any."""
+    def callable_for(self, parameter: str, function: Signature) -> tuple[str, int] | None:
+        """The function (key or qualified name) this call passes to `function`'s `parameter`, if any, and
+        how many of its leading parameters are already bound."""
         params = function.positional[self.bound_positional :]
-        for slot, target in self.callables:
+        for slot, target, bound in self.callables:
             if isinstance(slot, int):
                 name = params[slot] if slot < len(params) else None
             else:
                 name = slot if slot in params or slot in function.keyword_only else None
             if name == parameter:
-                return target
+                return target, bound
         return None
 
     def _kind(self, position: int | None, keyword: str | None) -> int:
@@ -196,24 +198,48 @@ JAX_ARRAY = 4
 """Known to be a JAX array, traced or not: the result of a `jax.numpy`/`jax.random`/`jax.lax`/`jax.nn`
 call, of an `.at[...]` update, or of arithmetic, indexing or array methods on a JAX array."""
 
+PYTHON_SET = 1 << 12
+"""A Python set or frozenset (literal, comprehension, `set(...)`): `-`, `&`, `|` and `^` on it give sets."""
 ARRAY_VALUED = 1 << 11
 """The result of arithmetic or an array method on a value that may be traced: whenever it is traced it is
 an array tracer (never None, a string or a container)."""
 
 
+Key: TypeAlias = Union[str, int, None]
+"""One step into a returned structure: a constant dict key, a constant position, or None for an index
+the model cannot read (`params[name]`, `w[i]`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Returned:
+    """Where a value sits in what project function `function` returns: at `path` (`init(k)["enc"]["w"]`
+    is `Returned("m.init", ("enc", "w"))`). The function's summary says which paths hold JAX arrays."""
+
+    function: str
+    path: tuple[Key, ...] = ()
+
+    def at(self, key: Key) -> Returned:
+        """The item at `key` of this value."""
+        return Returned(self.function, (*self.path, key))
+
+
 @dataclass(frozen=True, slots=True)
 class Value:
     """The abstract value of one expression: its dependencies, type facts, for literal tuples/lists
-    the values of the elements (so `a, b = x, 0` unpacks precisely), and for an object of a class of
-    this module, that class's key (`model = MLP(...)`: calling `model(x)` runs `MLP.__call__`)."""
+    the values of the elements (so `a, b = x, 0` unpacks precisely), for a dict literal with string keys
+    the values of its fields, for an object of a class of this module, that class's key
+    (`model = MLP(...)`: calling `model(x)` runs `MLP.__call__`), and for (part of) a project function's
+    return value, where in it the value sits (`returned`)."""
 
     deps: Deps = NO_DEPS
     flags: int = 0
     elements: tuple[Value, ...] | None = None
     instance: str | None = None
+    fields: tuple[tuple[str, Value], ...] | None = None
+    returned: Returned | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.deps) or bool(self.flags) or self.instance is not None
+        return bool(self.deps) or bool(self.flags) or self.instance is not None or self.returned is not None
 
     def joined(self, other: Value) -> Value:
         """The value that may be either `self` or `other` (union of dependencies, common facts)."""
@@ -222,7 +248,20 @@ class Value:
         deps = self.deps | other.deps
         flags = self.flags & other.flags
         instance = self.instance if self.instance == other.instance else None
-        return Value(deps, flags, instance=instance) if deps or flags or instance else UNKNOWN
+        returned = self.returned if self.returned == other.returned else None
+        if deps or flags or instance or returned:
+            return Value(deps, flags, instance=instance, returned=returned)
+        return UNKNOWN
+
+    def field(self, key: str) -> Value | None:
+        """The value stored under string key `key` of this dict literal, if known."""
+        return None if self.fields is None else next((value for name, value in self.fields if name == key), None)
+
+    def without_structure(self) -> Value:
+        """This value after an item store may have replaced parts of it (`params["w"] = np.zeros(3)`)."""
+        if self.fields is None and self.returned is None:
+            return self
+        return Value(self.deps, self.flags, self.elements, self.instance)
 
     def element(self) -> Value:
         """The value of one item obtained by iterating over or indexing this value."""

@@ -92,6 +92,15 @@ class InPlaceArrayUpdate(Rule):
         Valid("from jax import lax\ndef body(values):\n    values[0] = values[0] + 1\n    return values\n"
               "out = lax.while_loop(cond, body, [0, 1])\n"),
         Valid("import jax\n@jax.jit\ndef f(v):\n    v = v[:]\n    v[0] = v[0] + v[1]\n    return v\n"),
+        Valid("import jax\nimport numpy as np\ndef init(key):\n    return {'w': jax.random.normal(key, (3,))}\n"
+              "params = init(jax.random.key(0))\nparams['w'] = np.zeros(3)\nparams['w'][0] = 1.0\n"),
+        Valid("import jax\ndef init(key, host):\n    if host:\n        return {'w': [0.0, 0.0]}\n"
+              "    return {'w': jax.random.normal(key, (2,))}\nparams = init(jax.random.key(0), True)\nparams['w'][0] = 1.0\n"),
+        Valid("import jax\nimport numpy as np\ndef init(key):\n    return {'w': np.zeros(3), 'k': key}\n"
+              "params = init(jax.random.key(0))\nparams['w'][0] = 1.0\n"),
+        Valid("import jax\ndef init(key):\n    return {'w': jax.random.normal(key, (3,))}\n"
+              "def reset(params, name):\n    params[name][0] = 0.0\n"),
+        Valid("import jax.numpy as jnp\nstate = {'w': jnp.zeros(3), 'steps': [0]}\nstate['steps'][0] = 1\n"),
     )
     INVALID = (
         Invalid("import jax\nimport jax.numpy as jnp\ndef f(w):\n    return (w * w).sum()\n"
@@ -130,6 +139,20 @@ class InPlaceArrayUpdate(Rule):
         Invalid("import jax.numpy as jnp\nx = -jnp.ones(3)\nx[0] -= -1\n", 3, 1,
                 fix="import jax.numpy as jnp\nx = -jnp.ones(3)\nx = x.at[0].add(-(-1))\n"),
         Invalid("import jax.numpy as jnp\nx = jnp.zeros(3)\nx.T[0] = 1\n", 3, 1),
+        Invalid("import jax\nimport jax.numpy as jnp\ndef init_layer(key, n):\n"
+                "    return {'w': jax.random.normal(key, (n, n)), 'b': jnp.zeros(n)}\n"
+                "def init_params(key):\n    k1, k2 = jax.random.split(key)\n"
+                "    return {'enc': init_layer(k1, 4), 'dec': {'w': jax.random.normal(k2, (4, 4))}}\n"
+                "params = init_params(jax.random.key(0))\nparams['enc']['w'][0, :] = 0.0\n", 9, 1, "immutable"),
+        Invalid("import jax\ndef init(key):\n    return {'dec': {'w': jax.random.normal(key, (4, 4))}}\n"
+                "def zero_row(key):\n    dec = init(key)['dec']\n    dec['w'][0] = 0.0\n    return dec\n", 6, 5),
+        Invalid("import jax\ndef make_w(key):\n    return jax.random.normal(key, (3, 3))\n"
+                "w = make_w(jax.random.key(1))\nw[0] = 1.0\n", 5, 1,
+                fix="import jax\ndef make_w(key):\n    return jax.random.normal(key, (3, 3))\n"
+                    "w = make_w(jax.random.key(1))\nw = w.at[0].set(1.0)\n"),
+        Invalid("import jax\nimport jax.numpy as jnp\ndef init(key):\n    return {'w': jax.random.normal(key, (3,))}, jnp.zeros(2)\n"
+                "params, state = init(jax.random.key(0))\nparams['w'][1] += 1.0\n", 6, 1),
+        Invalid("import jax.numpy as jnp\nstate = {'w': jnp.zeros(3), 'steps': [0]}\nstate['w'][0] = 1.0\n", 3, 1),
         Invalid("import jax\ndef f(x: jax.Array):\n    x[0] = 1.0\n    return x\n", 3, 5,
                 fix="import jax\ndef f(x: jax.Array):\n    x = x.at[0].set(1.0)\n    return x\n"),
     )
@@ -139,7 +162,8 @@ class InPlaceArrayUpdate(Rule):
             for store in _item_stores(target.target):
                 if self.model.is_array_item_store(store):
                     sole = len(node.targets) == 1 and store is target.target
-                    self._report(store, "=", _fix(store, "set", codegen.argument(node.value), node) if sole else None)
+                    fix = self._fix(store, "set", codegen.argument(node.value), node) if sole else None
+                    self._report(store, "=", fix)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         target = node.target
@@ -150,12 +174,28 @@ class InPlaceArrayUpdate(Rule):
         if method is not None:
             value = codegen.negated(node.value) if isinstance(node.operator, cst.SubtractAssign) \
                 else codegen.argument(node.value)
-            fix = _fix(target, method, value, node)
+            fix = self._fix(target, method, value, node)
         self._report(target, codegen.source(node.operator).strip(), fix)
+
+    def _fix(self, target: cst.Subscript, method: str, value: str, statement: cst.BaseSmallStatement) -> NodeFix | None:
+        """`x = x.at[i].method(value)` for a name `x`; `x = x.at[i, j]...` for `x[i][j]` when `x` itself is
+        a JAX array (unsafe); none for an array inside a container (`params["w"][0]`)."""
+        array, elements = target.value, list(target.slice)
+        applicability: Applicability = "safe"
+        if isinstance(array, cst.Subscript) and self.model.is_jax_array(array.value):
+            outer = list(array.slice)
+            if all(isinstance(e.slice, cst.Index) for e in outer):
+                array, elements, applicability = array.value, [*outer, *elements], "unsafe"
+        if not isinstance(array, cst.Name):
+            return None
+        name = array.value
+        text = f"{name} = {name}.at[{codegen.index(elements)}].{method}({value})"
+        return NodeFix(f"Use `.at[...].{method}()`", ((statement, text),), applicability)
 
     def _report(self, target: cst.Subscript, operator: str, fix: NodeFix | None) -> None:
         hint = f"use `{fix.replacements[0][1]}`" if fix is not None else "use `x = x.at[i].set(v)` and friends"
-        nested = " (nested indexing)" if isinstance(target.value, cst.Subscript) else ""
+        outer = target.value
+        nested = " (nested indexing)" if isinstance(outer, cst.Subscript) and self.model.is_jax_array(outer.value) else ""
         self.report(target, f"`{codegen.source(target)} {operator} ...` on a JAX array{nested} fails: JAX arrays "
                             f"are immutable; {hint}", fix)
 
@@ -167,18 +207,3 @@ def _item_stores(target: cst.BaseExpression) -> list[cst.Subscript]:
     if isinstance(target, (cst.Tuple, cst.List)):
         return [store for element in target.elements for store in _item_stores(element.value)]
     return []
-
-
-def _fix(target: cst.Subscript, method: str, value: str, statement: cst.BaseSmallStatement) -> NodeFix | None:
-    """`x = x.at[i].method(value)` for a name `x`; `x = x.at[i, j]...` for `x[i][j]` (unsafe)."""
-    array, elements = target.value, list(target.slice)
-    applicability: Applicability = "safe"
-    if isinstance(array, cst.Subscript):
-        outer = list(array.slice)
-        if all(isinstance(e.slice, cst.Index) for e in outer):
-            array, elements, applicability = array.value, [*outer, *elements], "unsafe"
-    if not isinstance(array, cst.Name):
-        return None
-    name = array.value
-    text = f"{name} = {name}.at[{codegen.index(elements)}].{method}({value})"
-    return NodeFix(f"Use `.at[...].{method}()`", ((statement, text),), applicability)

@@ -132,6 +132,9 @@ class PrngKeyReuse(Rule):
         Valid("import jax\ndef f(key, n):\n    for _ in range(n):\n        if n:\n            key, sub = jax.random.split(key)\n"
               "            print(jax.random.normal(sub))\n            continue\n        break\n"),
         # A project helper that only probes its key (type, shape, `is None`) draws nothing from it.
+        Valid("import jax\nclass Sampler:\n    def __init__(self, n):\n        self.n = n\n    def check(self, key):\n"
+              "        assert key.shape == (2,) and self.n > 0\n    def draw(self, key):\n        self.check(key)\n"
+              "        return jax.random.normal(key, (self.n,))\n"),
         Valid("import jax\ndef is_prng_key(key):\n    return key.shape == (2,) and key.dtype == jax.numpy.uint32\n"
               "def sample(key):\n    assert is_prng_key(key)\n    return jax.random.normal(key)\n"),
         Valid("import jax\ndef check(rng_key, x):\n    if rng_key is None or isinstance(rng_key, int):\n        raise ValueError\n"

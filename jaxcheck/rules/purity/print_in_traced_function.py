@@ -88,6 +88,8 @@ class PrintInTracedFunction(Rule):
         Valid("import jax\nimport logging\nlogger = logging.getLogger(__name__)\ndef run(x):\n"
               "    logger.info('running')\n    return step(x)\n@jax.jit\ndef step(x):\n    return x\n"),
         Valid("import jax\n@jax.vmap\ndef f(x):\n    return x + 1\n"),
+        Valid("import jax\ndef apply(f, x):\n    return f(x)\ndef loss(x):\n    print('loss')\n    return (x ** 2).sum()\n"
+              "@jax.jit\ndef step(x):\n    return x\napply(loss, 1.0)\n"),
         Valid("import jax\nclass Printer:\n    def print(self, x):\n        return x\np = Printer()\n@jax.jit\n"
               "def f(x):\n    return p.print(x)\n"),
     )
@@ -95,6 +97,9 @@ class PrintInTracedFunction(Rule):
         Invalid("import jax\nimport equinox as eqx\nclass MLP(eqx.Module):\n    w: jax.Array\n"
                 "    def __call__(self, x):\n        print('forward')\n        return self.w @ x\n"
                 "@eqx.filter_jit\ndef run(model: MLP, x):\n    return jax.vmap(model)(x)\n", 6, 9),
+        # A function passed to a helper that calls it runs under the helper's trace.
+        Invalid("import jax\ndef apply(f, x):\n    return f(x)\ndef loss(x):\n    print('loss')\n    return (x ** 2).sum()\n"
+                "@jax.jit\ndef step(x):\n    return apply(loss, x)\n", 5, 5),
         Invalid("import jax\ndef loss(p):\n    print('loss', p)\n    return p * p\n@jax.jit\ndef step(p):\n"
                 "    return jax.grad(loss)(p)\n", 3, 5),
         Invalid("import jax\n@jax.jit\ndef step(x):\n    def log(v):\n        print('value', v)\n"

@@ -98,6 +98,16 @@ class PythonBranchOnTracer(Rule):
         Valid("import jax\n@jax.jit\ndef f(x):\n    return max(x.shape[0], 1)\n"),
         Valid("import jax\n@jax.jit\ndef f(*masks):\n    kept = [m for m in masks if m is not None]\n"
               "    if not kept:\n        return None\n    return kept[0]\n"),
+        Valid("import jax\n@jax.jit\ndef f(x, names):\n    extra = set(names) - {'a', 'b'}\n    if extra:\n"
+              "        raise ValueError(extra)\n    return x\n"),
+        # A concrete switch between a Python path and lax control flow: the Python path is the eager one.
+        Valid("import jax\nfrom jax import lax\nEAGER = False\ndef cond(pred, operand, f, g):\n    if EAGER:\n"
+              "        if pred:\n            return f(operand)\n        return g(operand)\n"
+              "    else:\n        return lax.cond(pred, f, g, operand)\n"
+              "@jax.jit\ndef step(x):\n    return cond(x.sum() > 0, x, lambda v: v, lambda v: -v)\n"),
+        Valid("import jax.numpy as jnp\nimport equinox as eqx\nclass MLP(eqx.Module):\n    w: jnp.ndarray\n"
+              "    def __call__(self, x):\n        if x.mean() > 0:\n            return self.w @ x\n        return x\n"
+              "def step(model, x):\n    return model(x)\nstep(MLP(jnp.eye(3)), jnp.ones(3))\n"),
         Valid("import jax\nfrom jax import core\n@jax.jit\ndef f(x):\n    if not isinstance(x, core.Tracer):\n"
               "        if x > 0:\n            return x\n    return x * 2\n"),
     )
@@ -118,6 +128,19 @@ class PythonBranchOnTracer(Rule):
         Invalid("import jax\nimport equinox as eqx\nclass MLP(eqx.Module):\n    w: jax.Array\n"
                 "    def __call__(self, x):\n        if x.sum() > 0:\n            return x\n        return self.w @ x\n"
                 "@eqx.filter_jit\ndef run(model: MLP, x: jax.Array):\n    return model(x)\n", 6, 12),
+        Invalid("import jax\nimport jax.numpy as jnp\nVERBOSE = False\ndef pick(pred, a, b):\n    if VERBOSE:\n"
+                "        if pred:\n            return a\n        return b\n    else:\n        return jnp.where(pred, a, b)\n"
+                "@jax.jit\ndef step(x):\n    return pick(x.sum() > 0, x, -x)\n", 6, 12),
+        Invalid("import jax\n@jax.jit\ndef f(x, names):\n    extra = set(names) - {'a'}\n    if x.sum() > len(extra):\n"
+                "        return x\n    return -x\n", 5, 8),
+        # Unannotated, the module's class is known from what the calls pass.
+        Invalid("import jax\nimport jax.numpy as jnp\nimport equinox as eqx\nclass MLP(eqx.Module):\n    w: jax.Array\n"
+                "    def __call__(self, x):\n        if x.mean() > 0:\n            return self.w @ x\n        return x\n"
+                "@eqx.filter_jit\ndef step(model, x):\n    return model(x)\nstep(MLP(jnp.eye(3)), jnp.ones(3))\n", 7, 12),
+        Invalid("import jax\nimport jax.numpy as jnp\nimport equinox as eqx\nclass MLP(eqx.Module):\n    w: jax.Array\n"
+                "    def __call__(self, x):\n        if x.mean() > 0:\n            return self.w @ x\n        return x\n"
+                "@eqx.filter_jit\ndef step(model, xs):\n    return jax.vmap(model)(xs)\n"
+                "step(MLP(jnp.eye(3)), jnp.ones((4, 3)))\n", 7, 12),
         Invalid("import jax\nfrom jax import lax\n@jax.jit\ndef f(v, lo, hi):\n"
                 "    return lax.cond(lo < v <= hi, lambda: v, lambda: -v)\n", 5, 21, "implicit `and`"),
         Invalid("import jax\n@jax.jit\ndef f(v):\n    ok = 0.0 < v <= 1.0\n    return ok\n", 4, 10),
