@@ -51,6 +51,7 @@ from jaxcheck.analyzer.semantics.values import (
     BOOL_MASK,
     FILESYSTEM_PATH,
     LOGGER,
+    NUMPY_ARRAY,
     NUMPY_GENERATOR,
     JAX_ARRAY,
     PYTHON_CONTAINER,
@@ -1190,6 +1191,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
                 return created
             if name in self.functions:
                 return self._local_call(node, name, args, 0)
+            if name.startswith("numpy.") and jax_api.returns_array(f"jax.{name}") and not combine(args).deps:
+                return Value(NO_DEPS, NUMPY_ARRAY)  # `np.eye(4)`: a concrete NumPy array
             if name.startswith(_EXTERNAL_PREFIXES):
                 return UNKNOWN
             self._record_edge(node, name, args, 0)

@@ -283,6 +283,9 @@ NON_CONSUMING_RANDOM = frozenset(
     f"jax.random.{name}"
     for name in ("key", "PRNGKey", "fold_in", "wrap_key_data", "clone", "key_data", "key_impl", "default_prng_impl")
 )
+KEY_KEYWORDS = frozenset({"key", "rng", "rng_key", "prng_key", "prngkey"})
+"""Keywords through which library callables take a PRNG key (`eqx.nn.Linear(2, 2, key=k)`); a longer
+`*_key` (`sort_key=`, `strict_map_key=`) names something else."""
 KEY_NEUTRAL_PREFIXES = ("builtins.", "jax.", "numpy.", "logging.", "typing.")
 """Callables that read, print, store or move a key without drawing from it (`print`, `isinstance`,
 `jax.device_put`, JAX internals); `jax.random` and the lax bodies are decided separately."""

@@ -24,6 +24,7 @@ from jaxcheck.analyzer.semantics.values import (
     JAX_ARRAY,
     Returned,
     LOGGER,
+    NUMPY_ARRAY,
     NUMPY_GENERATOR,
     PYTHON_CONTAINER,
     UNKNOWN,
@@ -203,6 +204,10 @@ class SemanticModel:
     def is_logger(self, node: cst.BaseExpression) -> bool:
         return bool(self.value_of(node).flags & LOGGER)
 
+    def is_numpy_array(self, node: cst.BaseExpression) -> bool:
+        """True when `node` is a NumPy array made from concrete values (`np.eye(4)`, a module-level table)."""
+        return bool(self.value_of(node).flags & NUMPY_ARRAY)
+
     def is_numpy_generator(self, node: cst.BaseExpression) -> bool:
         return bool(self.value_of(node).flags & NUMPY_GENERATOR)
 
@@ -374,9 +379,10 @@ class SemanticModel:
             applied = self.solution.applied_transforms(scope) if scope is not None else frozenset()
             carry = self._carry_shape(applied)
             return find_key_reuses(body, parameters, self.call_name, self._ignores_argument, per_item,
-                                   bool(applied & jax_api.PER_ITEM_TRANSFORMS), carry)
+                                   bool(applied & jax_api.PER_ITEM_TRANSFORMS), carry, self._receives_key)
         if scope in self._scopes_calling_drawers():  # no `jax.random` call here: only helpers that draw count
-            return find_key_reuses(body, parameters, self.call_name, self._draws_nothing)
+            return find_key_reuses(body, parameters, self.call_name, self._draws_nothing,
+                                   receives_key=self._receives_key)
         return []
 
     @staticmethod
@@ -407,6 +413,18 @@ class SemanticModel:
                 if callee is not None and callee.draws:
                     self._drawing_callers.add(edge.caller)
         return self._drawing_callers
+
+    def _receives_key(self, call: cst.Call, position: int | None, keyword: str | None) -> bool:
+        """True when the call hands this argument to something that draws from it: a project function
+        passing that parameter to a consuming `jax.random` call, or a library callable's key-like keyword
+        (`eqx.nn.Linear(2, 2, key=k)`)."""
+        name = self.call_name(call)
+        if name is None:
+            return False
+        callee = self.solution.function_named(name)
+        if callee is None:
+            return keyword in jax_api.KEY_KEYWORDS and not name.startswith(jax_api.KEY_NEUTRAL_PREFIXES)
+        return not self._draws_nothing(call, position, keyword)
 
     def _draws_nothing(self, call: cst.Call, position: int | None, keyword: str | None) -> bool:
         """True unless the call's callee is a project function that passes the parameter this argument

@@ -23,6 +23,9 @@ import jaxcheck.analyzer.semantics.jax_api as jax_api
 CallName = Callable[[cst.Call], Optional[str]]
 IgnoresArgument = Callable[[cst.Call, Optional[int], Optional[str]], bool]
 """Whether a call's callee only probes the argument at this position (or keyword): nothing is drawn."""
+ReceivesKey = Callable[[cst.Call, Optional[int], Optional[str]], bool]
+"""Whether a call's callee draws from the argument at this position (or keyword): a project function
+that hands that parameter to `jax.random`, or a library callable's `key=`. The argument is then a key."""
 ReuseKind = Literal["again", "loop", "reseeded", "per_item", "captured", "carried"]
 CarryShape = Literal["all", "first"]
 """What a lax loop body returns as its carry: all of it (`fori_loop`, `while_loop`) or the first element
@@ -96,8 +99,9 @@ class _Evidence(cst.CSTVisitor):
     """Names passed as the key of a `jax.random` call, and names used as subscript indices, in one
     function body (nested functions and classes excluded)."""
 
-    def __init__(self, call_name: CallName) -> None:
+    def __init__(self, call_name: CallName, receives_key: ReceivesKey | None) -> None:
         self.call_name = call_name
+        self.receives_key = receives_key
         self.keys: set[str] = set()
         self.indices: set[str] = set()
 
@@ -116,6 +120,18 @@ class _Evidence(cst.CSTVisitor):
             argument = _key_argument(node)
             if isinstance(argument, cst.Name):
                 self.keys.add(argument.value)
+        elif self.receives_key is not None:  # `init(k, 3)` with `def init(key, n): ... normal(key, ...)`
+            position = 0
+            for arg in node.args:
+                if arg.star:
+                    break
+                index = None if arg.keyword is not None else position
+                position += arg.keyword is None
+                name = arg.value.value if isinstance(arg.value, cst.Name) else None
+                if name not in (None, "True", "False", "None") and self.receives_key(
+                    node, index, arg.keyword.value if arg.keyword else None
+                ):
+                    self.keys.add(name)
 
     def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
         if isinstance(node.slice, cst.Index) and isinstance(node.slice.value, cst.Name):
@@ -124,13 +140,15 @@ class _Evidence(cst.CSTVisitor):
 
 def find_key_reuses(body: Sequence[cst.CSTNode], parameters: Iterable[str], call_name: CallName,
                     ignores_argument: IgnoresArgument, per_item: bool = False, item_root: bool = False,
-                    carry: CarryShape | None = None) -> list[KeyReuse]:
+                    carry: CarryShape | None = None, receives_key: ReceivesKey | None = None) -> list[KeyReuse]:
     """The key reuses in a function body (or module) `body` whose parameters are `parameters`; with
     `per_item` (the function runs once per example of a `vmap` or per step of a `lax` loop), a key seeded
     with what no run changes (literals, names the function does not bind) is shared by all of them. With
     `item_root` (the function is itself the one vmapped or looped), so is a key it captures from outside;
-    with `carry` (it is a lax loop body), a consumed key returned in the carry is drawn again next step."""
-    evidence = _Evidence(call_name)
+    with `carry` (it is a lax loop body), a consumed key returned in the carry is drawn again next step.
+    Keys are the key-like parameters and the names the body draws from or hands to a drawing callee
+    (`receives_key`)."""
+    evidence = _Evidence(call_name, receives_key)
     for statement in body:
         statement.visit(evidence)
     parameters = tuple(parameters)

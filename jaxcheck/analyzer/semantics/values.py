@@ -198,6 +198,9 @@ JAX_ARRAY = 4
 """Known to be a JAX array, traced or not: the result of a `jax.numpy`/`jax.random`/`jax.lax`/`jax.nn`
 call, of an `.at[...]` update, or of arithmetic, indexing or array methods on a JAX array."""
 
+NUMPY_ARRAY = 1 << 13
+"""A NumPy array made from concrete values (`np.eye(4)`, a module-level `np.arange(10)` table): indexing
+it with a tracer converts the tracer to an integer, which fails under a transform."""
 PYTHON_SET = 1 << 12
 """A Python set or frozenset (literal, comprehension, `set(...)`): `-`, `&`, `|` and `^` on it give sets."""
 ARRAY_VALUED = 1 << 11

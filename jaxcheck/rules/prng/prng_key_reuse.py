@@ -132,6 +132,9 @@ class PrngKeyReuse(Rule):
         Valid("import jax\ndef f(key, n):\n    for _ in range(n):\n        if n:\n            key, sub = jax.random.split(key)\n"
               "            print(jax.random.normal(sub))\n            continue\n        break\n"),
         # A project helper that only probes its key (type, shape, `is None`) draws nothing from it.
+        Valid("import jax\ndef init(key, n):\n    return jax.random.normal(key, (n,))\ndef two(k):\n"
+              "    k1, k2 = jax.random.split(k)\n    return init(k1, 3), init(k2, 3)\n"),
+        Valid("def shape_of(a, n):\n    return (n,) + a.shape\ndef two(k):\n    return shape_of(k, 1), shape_of(k, 2)\n"),
         Valid("import jax\nclass Sampler:\n    def __init__(self, n):\n        self.n = n\n    def check(self, key):\n"
               "        assert key.shape == (2,) and self.n > 0\n    def draw(self, key):\n        self.check(key)\n"
               "        return jax.random.normal(key, (self.n,))\n"),
@@ -142,6 +145,11 @@ class PrngKeyReuse(Rule):
         Valid("import jax\ndef init(key, n):\n    return n\ndef f(key):\n    m = init(key, 3)\n    return jax.random.normal(key, (m,))\n"),
     )
     INVALID = (
+        # A name handed to a helper that draws from it, or to a library layer's `key=`, is a key.
+        Invalid("import jax\ndef init(key, n):\n    return jax.random.normal(key, (n,))\ndef two(k):\n"
+                "    w1 = init(k, 3)\n    w2 = init(k, 3)\n    return w1, w2\n", 6, 10, "`k`"),
+        Invalid("import equinox as eqx\ndef layers(k):\n    a = eqx.nn.Linear(2, 2, key=k)\n"
+                "    b = eqx.nn.Linear(2, 2, key=k)\n    return a, b\n", 4, 9, "`k`"),
         Invalid("import jax\nfrom jax import lax\ndef body(carry, x):\n    key, w = carry\n"
                 "    noise = jax.random.normal(key, w.shape)\n    return (key, w + noise), None\n"
                 "out = lax.scan(body, (jax.random.key(0), w0), xs)\n", 5, 13, "carry"),

@@ -106,6 +106,10 @@ class TracerConcretization(Rule):
         Valid("import jax\nweights = [1.0, 2.0]\n@jax.jit\ndef f(x):\n    return x * weights[0]\n"),
         Valid("import jax\nimport math\n@jax.jit\ndef f(x):\n    return x * math.sqrt(x.ndim)\n"),
         Valid("import jax\nimport numpy as np\n@jax.jit\ndef f(x):\n    return np.sum(x)\n"),
+        Valid("import jax\nimport numpy as np\nSQUARES = np.arange(10)\n@jax.jit\ndef f(x):\n    return x * SQUARES[3]\n"),
+        Valid("import jax\nimport jax.numpy as jnp\nimport numpy as np\nSQUARES = jnp.asarray(np.arange(10))\n"
+              "@jax.jit\ndef f(i):\n    return SQUARES[i]\n"),
+        Valid("import jax\nimport numpy as np\nSQUARES = np.arange(10)\n@jax.jit\ndef f(i):\n    return SQUARES[i.shape[0]]\n"),
         Valid("import jax\n@jax.jit\ndef f(xs):\n    for i in range(len(xs)):\n        xs = xs.at[i].set(0)\n    return xs\n"),
     )
     INVALID = (
@@ -114,6 +118,11 @@ class TracerConcretization(Rule):
                 "def validate(m, step):\n    out = np.asarray(m)\n    concrete(step)\n    return out\n"
                 "def run(v):\n    return validate(jnp.ones(3), v)\njax.jit(run)(jnp.asarray(0.1))\n", 9, 11),
         Invalid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(m, p):\n    return jnp.linalg.matrix_power(m, p)\n", 5, 39),
+        # A NumPy array indexed by a tracer converts the tracer to an int.
+        Invalid("import jax\nimport numpy as np\n@jax.jit\ndef f(x, j):\n    return np.eye(4)[j] + x\n", 5, 22,
+                "NumPy array"),
+        Invalid("import jax\nimport numpy as np\nTABLE = np.arange(10) ** 2\nSQUARES = np.arange(10)\n"
+                "@jax.jit\ndef f(i):\n    return SQUARES[i]\n", 7, 20, "jnp.asarray(table)[i]"),
         Invalid("import jax\n@jax.jit\ndef f(labels, n):\n    return jax.nn.one_hot(labels, num_classes=n)\n", 4, 47),
         # A lambda bound to a name and jitted later is analysed like a `def`.
         Invalid("import jax\ng = lambda i: int(i) + 1\nh = jax.jit(g)\n", 2, 15),
@@ -151,11 +160,18 @@ class TracerConcretization(Rule):
                                   f"{self.transform_name()}; keep it an array, or call it outside the traced function")
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
-        if not self.model.is_python_container(node.value):
+        numpy = self.model.is_numpy_array(node.value)
+        if not numpy and not self.model.is_python_container(node.value):
             return
         for element in node.slice:
             index = element.slice
-            if isinstance(index, cst.Index) and self.model.is_traced(index.value):
+            if not (isinstance(index, cst.Index) and self.model.is_traced(index.value)):
+                continue
+            if numpy:
+                self.report(index.value, f"indexing a NumPy array needs a concrete index but the index is traced "
+                                         f"under {self.transform_name()}; index a JAX array instead: "
+                                         "`jnp.asarray(table)[i]`")
+            else:
                 self.report(index.value, f"indexing a Python list, tuple or dict needs a concrete key but the "
                                          f"index is traced under {self.transform_name()}; stack the items with "
                                          "`jnp.stack`/`jnp.asarray` and index the array, or use `lax.switch`")
