@@ -323,7 +323,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         if isinstance(node, cst.Import):
             for alias in node.names:
                 module = dotted(alias.name)
-                self.records.import_targets[id(alias)] = jax_api.canonical(module)
+                self.records.import_targets[id(alias)] = module
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                     self.scope.bind(alias.asname.name.value, Binding(BindingKind.IMPORT, jax_api.canonical(module)))
                 else:
@@ -340,7 +340,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
             name = dotted(alias.name)
             local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
             target = f"{base}.{name}" if base else name
-            self.records.import_targets[id(alias)] = jax_api.canonical(target)
+            self.records.import_targets[id(alias)] = target
             self.scope.bind(local, Binding(BindingKind.IMPORT, jax_api.canonical(target)))
 
     def _import_base(self, node: cst.ImportFrom) -> str | None:

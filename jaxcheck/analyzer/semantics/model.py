@@ -138,8 +138,9 @@ class SemanticModel:
         return self.records.references.get(id(node))
 
     def import_target(self, alias: cst.ImportAlias) -> str | None:
-        """The canonical qualified name an import alias imports (`from jax import tree_map` ->
-        `jax.tree_map`; `import jax.experimental.maps` -> `jax.experimental.maps`)."""
+        """The qualified name an import alias imports, as written (`from jax import tree_map` ->
+        `jax.tree_map`; `import jax.experimental.maps` -> `jax.experimental.maps`; a private
+        `jax._src...` name stays private)."""
         return self.records.import_targets.get(id(alias))
 
     def import_module(self, node: cst.ImportFrom) -> str | None:

@@ -82,8 +82,10 @@ class ModuleRecords:
     """Names and attributes (read in code, decorators, bases or annotations) that resolve through an
     import, by id: their canonical qualified name (`jnp.float64` -> `jax.numpy.float64`, `jnp` -> `jax.numpy`)."""
     import_targets: dict[int, str] = field(default_factory=dict)
-    """Import aliases by id: the canonical qualified name each imports (`from jax import tree_map` ->
-    `jax.tree_map`; `import jax.experimental.maps` -> `jax.experimental.maps`, though it binds `jax`)."""
+    """Import aliases by id: the qualified name each imports as written, not mapped from JAX's private
+    modules to their public names (`from jax import tree_map` -> `jax.tree_map`; `import
+    jax.experimental.maps` -> `jax.experimental.maps`, though it binds `jax`; `from jax._src.pjit import
+    PartitionSpec` -> `jax._src.pjit.PartitionSpec`)."""
     import_modules: dict[int, str] = field(default_factory=dict)
     """`from M import ...` statements by id: the absolute module `M` (relative imports resolved)."""
     transformed_calls: set[int] = field(default_factory=set)
