@@ -11,14 +11,19 @@ from pathlib import Path
 import pytest
 
 from jaxcheck import check_source
+from jaxcheck.analyzer.config import Settings
 from jaxcheck.analyzer.diagnostics import Diagnostic
+from jaxcheck.analyzer.registry import rule_by_code_or_name, selected_codes
 
 
-def findings(source: str | bytes, code: str | None = None) -> list[Diagnostic]:
-    """Diagnostics of `source` (dedented when text), optionally only those of `code`."""
+def findings(source: str | bytes, code: str | None = None, also: str | None = None) -> list[Diagnostic]:
+    """Diagnostics of `source` (dedented when text), optionally only those of `code`. The default rules run,
+    plus `code` and `also` when they are off by default (the opinionated 9xx rules)."""
     if isinstance(source, str):
         source = textwrap.dedent(source)
-    report = check_source(source)
+    extra = tuple(c for c in (code, also) if c is not None and not rule_by_code_or_name(c).default_enabled)
+    settings = Settings(select=tuple(sorted(selected_codes(None, ()))) + extra) if extra else None
+    report = check_source(source, settings=settings)
     assert not report.errors, report.errors
     return [d for d in report.diagnostics if code is None or d.code == code]
 

@@ -5,12 +5,18 @@
 - `arrays/` (JAX2xx): in-place updates of JAX arrays and discarded functional updates;
 - `tracing/` (JAX3xx): Python control flow, concretization and shapes on traced values;
 - `prng/` (JAX4xx): PRNG key reuse;
-- `transforms/` (JAX5xx): transformation misuse.
+- `transforms/` (JAX5xx): transformation misuse;
+- `api/` (JAX6xx): APIs that JAX has removed;
+- `opinions/` (JAX9xx, off by default): 64-bit dtypes without x64, unsynchronized timing, legacy PRNG keys.
 """
 
 from jaxcheck.analyzer.rule import Rule
+from jaxcheck.rules.api.removed_jax_api import RemovedJaxApi
 from jaxcheck.rules.arrays.discarded_functional_update import DiscardedFunctionalUpdate
 from jaxcheck.rules.arrays.in_place_array_update import InPlaceArrayUpdate
+from jaxcheck.rules.opinions.float64_without_x64 import Float64WithoutX64
+from jaxcheck.rules.opinions.legacy_prng_key import LegacyPrngKey
+from jaxcheck.rules.opinions.unsynchronized_timing import UnsynchronizedTiming
 from jaxcheck.rules.prng.prng_key_reuse import PrngKeyReuse
 from jaxcheck.rules.purity.impure_call_in_traced_function import ImpureCallInTracedFunction
 from jaxcheck.rules.purity.outer_state_mutation import OuterStateMutation
@@ -35,6 +41,10 @@ RULES: tuple[type[Rule], ...] = (
     ValueDependentShape,
     PrngKeyReuse,
     TransformInLoop,
+    RemovedJaxApi,
+    Float64WithoutX64,
+    UnsynchronizedTiming,
+    LegacyPrngKey,
 )
 
 __all__ = ["RULES"]

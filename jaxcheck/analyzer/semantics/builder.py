@@ -118,6 +118,10 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         self.roots: dict[tuple[str, TraceSpec], TraceRoot] = {}
         self.edges: dict[int, CallEdge] = {}
         self.repeated_calls: set[str] = set()
+        self.enables_x64 = False
+        self._transform_results: set[tuple[str, str]] = set()
+        """(code scope, name) pairs bound to a transform's result (`step = jax.jit(f)`), whatever `f` is."""
+        self.wide_dtypes = False
         self.parameter_use = ParameterUse()
         self._container_params: dict[str, frozenset[str]] = {}
         self._param_classes: dict[str, dict[str, str]] = {}
@@ -189,6 +193,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
             cst.Await: self._await,
             cst.Yield: self._yield,
             cst.StarredElement: self._starred,
+            cst.SimpleString: self._string,
         }
 
     # ----------------------------------------------------------------------------------- driving
@@ -211,7 +216,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         exports = {name: b.target for name, b in self.scope.bindings.items() if b.kind is not BindingKind.VARIABLE}
         summary = ModuleSummary(
             self.module_name, self.path, functions, tuple(self.roots.values()), tuple(self.edges.values()), exports,
-            frozenset(self.repeated_calls),
+            frozenset(self.repeated_calls), self.enables_x64, self.wide_dtypes,
         )
         return self.records, summary
 
@@ -285,6 +290,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
                     self._record_transform_binding(target.target, statement.value)
                     self._name_lambda(target.target, statement.value)
             elif isinstance(statement, cst.AnnAssign):
+                self._note_references(statement.annotation.annotation)
                 self._note_final(statement)
                 self._note_field(statement)
                 if statement.value is not None:
@@ -330,6 +336,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         if isinstance(node, cst.Import):
             for alias in node.names:
                 module = dotted(alias.name)
+                self.records.import_targets[id(alias)] = module
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                     self.scope.bind(alias.asname.name.value, Binding(BindingKind.IMPORT, jax_api.canonical(module)))
                 else:
@@ -337,12 +344,16 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
                     self.scope.bind(top, Binding(BindingKind.IMPORT, top))
             return
         base = self._import_base(node)
-        if base is None or isinstance(node.names, cst.ImportStar):
+        if base is None:
+            return
+        self.records.import_modules[id(node)] = base
+        if isinstance(node.names, cst.ImportStar):
             return
         for alias in node.names:
             name = dotted(alias.name)
             local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
             target = f"{base}.{name}" if base else name
+            self.records.import_targets[id(alias)] = target
             self.scope.bind(local, Binding(BindingKind.IMPORT, jax_api.canonical(target)))
 
     def _import_base(self, node: cst.ImportFrom) -> str | None:
@@ -354,6 +365,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         for decorator in node.decorators:
             self._eval(decorator.decorator)
         self._eval_parameter_defaults(node.params)
+        self._note_annotations(node)
         key = self._new_function(node, node.name.value)
         if self.scope.kind is ScopeKind.CLASS and any(
             qualified_name(self.scope, d.decorator) == "builtins.staticmethod" for d in node.decorators
@@ -654,10 +666,12 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
 
     def _record_transform_binding(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """`step = jax.jit(f)`: calls of `step` (program order) call `f`."""
-        if not (isinstance(target, cst.Name) and isinstance(value, cst.Call)):
+        if not isinstance(target, cst.Name):
             return
-        if self.records.call_names.get(id(value)) not in self.transforms:
+        if not isinstance(value, cst.Call) or self.records.call_names.get(id(value)) not in self.transforms:
+            self._transform_results.discard((self._code_scope, target.value))
             return
+        self._transform_results.add((self._code_scope, target.value))
         wrapped = argument(value, 0, ("fun", "f"))
         name = qualified_name(self.scope, wrapped) if wrapped is not None else None
         if name is not None:
@@ -840,10 +854,16 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
     def _name(self, node: cst.CSTNode) -> Value:
         assert isinstance(node, cst.Name)
         function = self.scope.function_scope()
-        if function.kind is ScopeKind.FUNCTION:
+        if function.kind is not ScopeKind.FUNCTION:
+            binding = self.scope.lookup(node.value)
+            if binding is not None and binding.kind is BindingKind.IMPORT:
+                self._reference(node, binding.target)
+        else:
             resolved = self.scope.resolve(node.value)
             if resolved is not None:
                 owner, binding = resolved
+                if binding.kind is BindingKind.IMPORT:
+                    self._reference(node, binding.target)
                 if self._is_parameter(owner, node.value):
                     self.parameter_use.read(owner.key, node.value)
                 if owner.function_scope() is not function and owner.kind is not ScopeKind.CLASS:
@@ -863,6 +883,61 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
             return False
         owner = resolved[0]
         return owner is self.scope.function_scope() and self._is_parameter(owner, name)
+
+    def _reference(self, node: cst.Name | cst.Attribute, target: str) -> None:
+        """Record that `node` refers to the imported (or imported-from) qualified name `target`."""
+        self.records.references[id(node)] = target
+        if target in jax_api.WIDE_DTYPES:
+            self.wide_dtypes = True
+
+    def _string(self, node: cst.CSTNode) -> Value:
+        assert isinstance(node, cst.SimpleString)
+        text = node.value
+        if len(text) < 40:
+            lowered = text.lower()
+            if "jax_enable_x64" in lowered:
+                self.enables_x64 = True
+            elif text.strip("'\"").lower() in jax_api.WIDE_DTYPE_STRINGS:
+                self.wide_dtypes = True
+        elif "jax_enable_x64" in text.lower():
+            self.enables_x64 = True
+        return UNKNOWN
+
+    def _note_annotations(self, node: cst.FunctionDef) -> None:
+        """Record the imported names that the parameter and return annotations of `node` refer to."""
+        params = node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.annotation is not None:
+                self._note_references(param.annotation.annotation)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param) and star.annotation is not None:
+                self._note_references(star.annotation.annotation)
+        if node.returns is not None:
+            self._note_references(node.returns.annotation)
+
+    def _note_references(self, annotation: cst.BaseExpression) -> None:
+        """Record the imported names an annotation (not evaluated by the model) refers to: `jnp.ndarray`,
+        `Optional[jax.random.KeyArray]`; string annotations are not read."""
+        stack: list[cst.CSTNode] = [annotation]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (cst.Name, cst.Attribute)):
+                name = qualified_name(self.scope, node)
+                if name is not None and self._imported_root(node):
+                    self._reference(node, name)
+                if isinstance(node, cst.Attribute):
+                    stack.append(node.value)
+            elif isinstance(node, (cst.Subscript, cst.SubscriptElement, cst.Index, cst.BinaryOperation, cst.Tuple,
+                                   cst.List, cst.Element)):
+                stack.extend(node.children)
+
+    def _imported_root(self, node: cst.BaseExpression) -> bool:
+        while isinstance(node, cst.Attribute):
+            node = node.value
+        if not isinstance(node, cst.Name):
+            return False
+        binding = self.scope.lookup(node.value)
+        return binding is not None and binding.kind is BindingKind.IMPORT
 
     def _is_parameter(self, owner: Scope, name: str) -> bool:
         if owner.kind is not ScopeKind.FUNCTION:
@@ -884,6 +959,9 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         assert isinstance(node, cst.Attribute)
         receiver = self._eval(node.value)
         attr = node.attr.value
+        base = self.records.references.get(id(node.value))
+        if base is not None:
+            self._reference(node, jax_api.canonical(f"{base}.{attr}"))
         read = self._attribute_read(node)
         if attr in PROBE_ATTRIBUTES:
             self._note_probe(node.value)
@@ -1110,6 +1188,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         name = qualified_name(self.scope, node.func)
         if name is not None:
             self.records.call_names[id(node)] = name
+            if name in jax_api.X64_SWITCHES:
+                self.enables_x64 = True
             if jax_api.is_random_call(name) or name in jax_api.PARTIAL and node.args and jax_api.is_random_call(
                 qualified_name(self.scope, node.args[0].value)
             ):  # `partial(jax.random.normal, key)` draws where it is called
@@ -1162,6 +1242,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
             target = self.records.program_order.transformed_target(owner.key, node.func.value) if owner else None
             if target is not None:
                 self._call_event(node, target)
+            if owner is not None and (owner.key, node.func.value) in self._transform_results:
+                self.records.transformed_calls.add(id(node))
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in MUTATING_METHODS:
             self._record_mutation(node.func, containers_only=True)
             self._forget_structure(node.func.value)

@@ -356,3 +356,29 @@ STRUCTURE_METHODS = frozenset({"keys"})
 """Container methods that return structure, never the leaves: their result holds no tracer."""
 CONSTANT_COLLECTIVES = frozenset({"jax.lax.psum"})
 """Collectives that return a Python value when given one (`lax.psum(1, "i")` is the axis size)."""
+
+X64_SWITCHES = frozenset(
+    {"jax.enable_x64", "jax.experimental.enable_x64", "jax.experimental.x64_context.enable_x64",
+     "jax.experimental.enable_x64.enable_x64"}
+)
+"""Calls (and context managers) that turn 64-bit mode on; `jax.config.update("jax_enable_x64", ...)` is
+recognised by its option string."""
+_WIDE_TYPES = ("float64", "int64", "uint64", "complex128", "double", "cdouble")
+WIDE_DTYPES = frozenset(f"{namespace}.{name}" for namespace in ("numpy", "jax.numpy") for name in _WIDE_TYPES)
+"""64-bit dtypes, which JAX truncates to 32 bits unless x64 is enabled."""
+WIDE_DTYPE_STRINGS = frozenset({*_WIDE_TYPES[:4], "f8", "i8", "u8", "c16", "<f8", "<i8", "<u8", "<c16"})
+"""Dtype strings naming a 64-bit type (`"float64"`, `"f8"`)."""
+EAGER_MODULES = frozenset(
+    {"jax", "jax.tree", "jax.tree_util", "jax.numpy", "jax.lax", "jax.random", "jax.sharding", "jax.core", "jax.nn",
+     "jax.debug", "jax.dtypes", "jax.errors", "jax.interpreters.xla", "jax.interpreters.pxla",
+     "jax.interpreters.ad", "jax.interpreters.partial_eval"}
+)
+"""Modules `import jax` loads: `jax.tree.map` works after `import jax` alone (a rename into any other
+module would need an import of its own)."""
+TIMERS = frozenset(
+    {"time.time", "time.perf_counter", "time.monotonic", "time.process_time", "time.time_ns",
+     "time.perf_counter_ns", "time.monotonic_ns", "time.process_time_ns", "timeit.default_timer"}
+)
+"""Clock reads that time a piece of host code."""
+BLOCKING_CALLS = frozenset({"jax.block_until_ready", "jax.device_get"})
+"""Calls that wait for their arguments' computations (besides any host conversion)."""

@@ -133,6 +133,40 @@ class SemanticModel:
         """The canonical qualified name of the called function (`jax.numpy.nonzero`, `builtins.int`)."""
         return self.records.call_names.get(id(node))
 
+    def qualified_name(self, node: cst.CSTNode) -> str | None:
+        """The canonical qualified name a name or dotted attribute refers to through an import (`jnp.float64`
+        -> `jax.numpy.float64`, in code or in an annotation); None for anything else (a local variable,
+        a definition of this module, a string annotation)."""
+        return self.records.references.get(id(node))
+
+    def import_target(self, alias: cst.ImportAlias) -> str | None:
+        """The qualified name an import alias imports, as written (`from jax import tree_map` ->
+        `jax.tree_map`; `import jax.experimental.maps` -> `jax.experimental.maps`; a private
+        `jax._src...` name stays private)."""
+        return self.records.import_targets.get(id(alias))
+
+    def import_module(self, node: cst.ImportFrom) -> str | None:
+        """The absolute module of `from M import ...` (None when a relative import escapes the top)."""
+        return self.records.import_modules.get(id(node))
+
+    def runs_jax_work(self, node: cst.Call) -> bool:
+        """True when the call dispatches JAX computation that runs asynchronously and returns arrays
+        before it finishes: a `jax.numpy`/`lax`/`random`/`nn`/`scipy` function, a call of a function a
+        transform is applied to (`@jax.jit`), of a name bound to a transform's result (`step =
+        jax.jit(f)`), or of a transform's result at once (`jax.jit(f)(x)`)."""
+        name = self.call_name(node)
+        if name is not None and jax_api.returns_array(name):
+            return True
+        if id(node) in self.records.transformed_calls or id(node.func) in self.records.called_transforms:
+            return True
+        function = self.solution.function_named(name) if name is not None else None
+        trace = self.solution.trace_of(function.key) if function is not None else None
+        return trace is not None and trace.direct and trace.staged
+
+    def project_enables_x64(self) -> bool:
+        """True when some module of the project (as far as this run sees it) may turn on 64-bit mode."""
+        return self.solution.x64_enabled or self.summary.enables_x64
+
     # ----------------------------------------------------------------- names, bindings, objects
     def outer_name(self, node: cst.Name) -> OuterName | None:
         """For a name read inside a function: the enclosing function or module scope that binds it."""

@@ -78,3 +78,15 @@ class ModuleRecords:
     """Class fields annotated as arrays (`vel: jax.Array` in a NamedTuple or dataclass)."""
     random_scopes: set[str] = field(default_factory=set)
     """Keys of the functions (and the module) whose own code calls `jax.random`."""
+    references: dict[int, str] = field(default_factory=dict)
+    """Names and attributes (read in code, decorators, bases or annotations) that resolve through an
+    import, by id: their canonical qualified name (`jnp.float64` -> `jax.numpy.float64`, `jnp` -> `jax.numpy`)."""
+    import_targets: dict[int, str] = field(default_factory=dict)
+    """Import aliases by id: the qualified name each imports as written, not mapped from JAX's private
+    modules to their public names (`from jax import tree_map` -> `jax.tree_map`; `import
+    jax.experimental.maps` -> `jax.experimental.maps`, though it binds `jax`; `from jax._src.pjit import
+    PartitionSpec` -> `jax._src.pjit.PartitionSpec`)."""
+    import_modules: dict[int, str] = field(default_factory=dict)
+    """`from M import ...` statements by id: the absolute module `M` (relative imports resolved)."""
+    transformed_calls: set[int] = field(default_factory=set)
+    """Calls of a name bound to a transform's result (`step = jax.jit(f)`, then `step(x)`), by id."""

@@ -90,6 +90,8 @@ class Solution:
     repeated: set[str] = field(default_factory=set)
     """Functions evidently run more than once: called inside a loop (module level too), or called by a
     function that is. A test, `main()` or a constructor called once is not."""
+    x64_enabled: bool = False
+    """Some module of the solve may turn on 64-bit mode (see :attr:`ModuleSummary.enables_x64`)."""
     _cache: dict[Dep, bool] = field(default_factory=dict)
     _holds: dict[Dep, bool] = field(default_factory=dict)
     _returns: dict[tuple[str, Context, bool, int | None], bool] = field(default_factory=dict)
@@ -161,6 +163,8 @@ class Solution:
             function = self.function_named(target)
             if function is not None and (function.inert_params or function.draws) and function.key not in summary.functions:
                 parts.append(repr((target, sorted(function.inert_params), sorted(function.draws))))
+        if summary.wide_dtypes and self.x64_enabled:
+            parts.append("x64")
         return "\n".join(parts)
 
     def applied_transforms(self, key: str) -> frozenset[str]:
@@ -299,7 +303,7 @@ def solve(summaries: Iterable[ModuleSummary]) -> Solution:
         for name, target in summary.exports.items():
             exports[f"{summary.module}.{name}"] = target
     resolve = _Resolver(functions, exports)
-    solution = Solution(functions, resolve=resolve)
+    solution = Solution(functions, resolve=resolve, x64_enabled=any(summary.enables_x64 for summary in summaries))
     edges_by_caller: dict[str, list[tuple[CallEdge, str]]] = {}
     passed: dict[str, set[str]] = {}
 

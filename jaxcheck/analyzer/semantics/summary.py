@@ -221,3 +221,9 @@ class ModuleSummary:
     exports: dict[str, str] = field(default_factory=dict)
     repeated_calls: frozenset[str] = frozenset()
     """Callees (function keys or imported qualified names) called inside a loop somewhere in the module."""
+    enables_x64: bool = False
+    """The module may turn on 64-bit mode: it names the `jax_enable_x64` option or `JAX_ENABLE_X64` variable
+    in a string, or calls `jax.enable_x64`/`jax.experimental.enable_x64`."""
+    wide_dtypes: bool = False
+    """The module names a 64-bit dtype (`jnp.float64`, `np.int64`, `"complex128"`): its lint depends on
+    whether the project enables x64."""
