@@ -78,3 +78,6 @@ class ModuleRecords:
     """Class fields annotated as arrays (`vel: jax.Array` in a NamedTuple or dataclass)."""
     random_scopes: set[str] = field(default_factory=set)
     """Keys of the functions (and the module) whose own code calls `jax.random`."""
+    shaped_names: dict[int, tuple[str, str]] = field(default_factory=dict)
+    """Reads of a name whose value has a certain shape, by id: (key of the scope that owns the name, name).
+    A `global`/`nonlocal` write in a function (interpreted later) can still rebind it."""

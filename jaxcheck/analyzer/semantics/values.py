@@ -21,7 +21,7 @@ The model only ever reports values it can prove traced (the pyflakes promise).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol, TypeAlias, Union
 
 
@@ -204,25 +204,35 @@ an array tracer (never None, a string or a container)."""
 @dataclass(frozen=True, slots=True)
 class Value:
     """The abstract value of one expression: its dependencies, type facts, for literal tuples/lists
-    the values of the elements (so `a, b = x, 0` unpacks precisely), and for an object of a class of
-    this module, that class's key (`model = MLP(...)`: calling `model(x)` runs `MLP.__call__`)."""
+    the values of the elements (so `a, b = x, 0` unpacks precisely), for an object of a class of
+    this module, that class's key (`model = MLP(...)`: calling `model(x)` runs `MLP.__call__`), and for
+    an array whose shape is certain on every path to here, that shape (`jnp.zeros((2, 3))`: `(2, 3)`;
+    see :mod:`jaxcheck.analyzer.semantics.shapes`). A shape is a *must* fact: joins keep it only when
+    both sides agree, and anything the model cannot follow (a closure, a `global` write) drops it."""
 
     deps: Deps = NO_DEPS
     flags: int = 0
     elements: tuple[Value, ...] | None = None
     instance: str | None = None
+    shape: tuple[int, ...] | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.deps) or bool(self.flags) or self.instance is not None
+        return bool(self.deps) or bool(self.flags) or self.instance is not None or self.shape is not None
 
     def joined(self, other: Value) -> Value:
-        """The value that may be either `self` or `other` (union of dependencies, common facts)."""
+        """The value that may be either `self` or `other` (union of dependencies, common facts; the
+        shape only when both have the same one)."""
         if other is self:
             return self
         deps = self.deps | other.deps
         flags = self.flags & other.flags
         instance = self.instance if self.instance == other.instance else None
-        return Value(deps, flags, instance=instance) if deps or flags or instance else UNKNOWN
+        shape = self.shape if self.shape == other.shape else None
+        return Value(deps, flags, instance=instance, shape=shape) if deps or flags or instance or shape else UNKNOWN
+
+    def without_shape(self) -> Value:
+        """This value with no shape fact (where the model cannot tell that the binding is still the same)."""
+        return self if self.shape is None else replace(self, shape=None)
 
     def element(self) -> Value:
         """The value of one item obtained by iterating over or indexing this value."""
