@@ -261,6 +261,9 @@ class CheckedFunction:
             out, flag = out
         if settings.index_checks:
             out, table = out
+            table = table if table.shape[0] else None  # a program that indexes nothing has nothing to read
+        if flag is None and table is None:
+            return out
         donated = self.options.get("donate_argnums") is not None or self.options.get("donate_argnames") is not None
         self.pending.append((flag, table, None if donated else args, {} if donated else kwargs))
         self.poll(block=False)

@@ -844,9 +844,9 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
                         self.records.self_loads.add(id(node))
         value = self.scope.load(node.value)
         if value.shape is not None:
-            owner = self._owner(node.value)
-            if owner is not None:
-                self.records.shaped_names[id(node)] = (owner.key, node.value)
+            shape_owner = self._owner(node.value)
+            if shape_owner is not None:
+                self.records.shaped_names[id(node)] = (shape_owner.key, node.value)
         return value
 
     def _is_parameter(self, owner: Scope, name: str) -> bool:
