@@ -5,10 +5,11 @@
 Variants of each workload are timed in interleaved rounds (each round times every variant once, `calls`
 calls each, blocking at the end) and compared by the median per-call time against bare `jax.jit` of the
 same round set. Workloads: a dispatch-bound tiny function, a 1M-element function, an MLP training step
-(Optax Adam when installed, else hand-written SGD), and a key-consuming sampler fed by `split`. Variants:
-the default checks, NaN mode, `jax_debug_nans`, checkify float checks, and `jax_debug_key_reuse`. Targets: defaults
-at most 1.10x (tiny) and 1.02x (1M); NaN mode at most 1.5x on the MLP step. Machines are shared and
-noisy: compare ratios from one run, not seconds across runs.
+(Optax Adam when installed, else hand-written SGD), an indexing step (a gather, a dynamic slice and a
+scatter-add per call), and a key-consuming sampler fed by `split`. Variants: the default checks, NaN mode,
+index-check mode, `jax_debug_nans`, checkify float and index checks, and `jax_debug_key_reuse`. Targets:
+defaults at most 1.10x (tiny) and 1.02x (1M); NaN mode at most 1.5x on the MLP step. Machines are shared
+and noisy: compare ratios from one run, not seconds across runs. `--workloads indexing,mlp` runs a subset.
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ def _array_variants(f: Callable[[Any], Any]) -> dict[str, tuple[Step, Callable[[
         "bare jax.jit": (bare, _nothing),
         "jaxcheck defaults": (checked, _checks),
         "jaxcheck nans": (checked, lambda: _checks(nans=True)),
+        "jaxcheck index_checks": (checked, lambda: _checks(index_checks=True)),
         "jax_debug_nans": (bare, lambda: _flag("jax_debug_nans")),
     }
 
@@ -154,6 +156,7 @@ def mlp(rounds: int, calls: int) -> None:
         "bare jax.jit": (lambda c: bare(c, *x_y), _nothing),
         "jaxcheck defaults": (lambda c: checked(c, *x_y), _checks),
         "jaxcheck nans": (lambda c: checked(c, *x_y), lambda: _checks(nans=True)),
+        "jaxcheck index_checks": (lambda c: checked(c, *x_y), lambda: _checks(index_checks=True)),
         "jax_debug_nans": (lambda c: bare(c, *x_y), lambda: _flag("jax_debug_nans")),
         "checkify float_checks": (with_checkify, _nothing),
     }, state, rounds, max(calls // 4, 5))
@@ -162,6 +165,32 @@ def mlp(rounds: int, calls: int) -> None:
 def _mlp_data() -> tuple[Any, Any]:
     keys = jax.random.split(jax.random.key(1))
     return jax.random.normal(keys[0], (64, 128)), jax.random.normal(keys[1], (64, 10))
+
+
+def indexing(rounds: int, calls: int) -> None:
+    """Index-check mode against bare jit and checkify's index checks on a step that indexes: a gather of
+    256 positions, a dynamic slice and a scatter-add into a 10k-element array."""
+    positions = jax.random.randint(jax.random.key(2), (256,), 0, 10_000)
+
+    def step(x):
+        start = (jnp.argmax(x[:16]) * 7) % 9_000
+        window = jax.lax.dynamic_slice(x, (start,), (1_000,))
+        return x.at[positions].add(x[positions] * 1e-3 + window[:256] * 1e-3)
+
+    bare, checked = jax.jit(step), rt.jit(step)
+    checkified = jax.jit(checkify.checkify(step, errors=checkify.index_checks))
+
+    def with_checkify(x):
+        error, x = checkified(x)
+        error.throw()
+        return x
+
+    compare("indexing step (gather 256, dynamic_slice 1000, scatter-add 256 into 10k floats)", {
+        "bare jax.jit": (bare, _nothing),
+        "jaxcheck defaults": (checked, _checks),
+        "jaxcheck index_checks": (checked, lambda: _checks(index_checks=True)),
+        "checkify index_checks": (with_checkify, _nothing),
+    }, jnp.linspace(0.0, 1.0, 10_000), rounds, calls)
 
 
 def keys(rounds: int, calls: int) -> None:
@@ -185,14 +214,25 @@ def keys(rounds: int, calls: int) -> None:
     }, (jax.random.key(0), jnp.zeros(())), rounds, calls)
 
 
+WORKLOADS: dict[str, Callable[[int, int], None]] = {
+    "tiny": tiny, "million": million, "mlp": mlp, "indexing": indexing, "keys": keys,
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds (default 15)")
     parser.add_argument("--calls", type=int, default=200, help="calls per variant per round (default 200)")
+    parser.add_argument("--workloads", default=",".join(WORKLOADS),
+                        help=f"comma-separated subset of {', '.join(WORKLOADS)} (default: all)")
     args = parser.parse_args()
+    chosen = [name.strip() for name in args.workloads.split(",") if name.strip()]
+    unknown = [name for name in chosen if name not in WORKLOADS]
+    if unknown:
+        parser.error(f"unknown workload(s): {', '.join(unknown)}")
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}")
-    for workload in (tiny, million, mlp, keys):
-        workload(args.rounds, args.calls)
+    for name in chosen:
+        WORKLOADS[name](args.rounds, args.calls)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Array updates and random sampling written the NumPy way. jaxcheck reports JAX201, JAX202 and JAX401."""
+"""Array updates and random sampling written the NumPy way. jaxcheck reports JAX201, JAX202, JAX203 and JAX401."""
 
 import jax
 import jax.numpy as jnp
@@ -28,3 +28,8 @@ def dropout_masks(key, shape, steps):
     for _ in range(steps):
         masks.append(jax.random.bernoulli(key, 0.9, shape))  # JAX401: same mask every step
     return masks
+
+
+def mark_last_class():
+    scores = jnp.zeros((4, 10))
+    return scores.at[0, 10].set(1.0)  # JAX203: column 10 of 10 is out of range; JAX drops the write

@@ -90,6 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     run_parser.add_argument("--mode", choices=("warn", "raise", "collect"),
                             help="override [tool.jaxcheck.runtime] mode")
     run_parser.add_argument("--nans", action="store_true", default=None, help="also locate NaN/Inf (JAX701)")
+    run_parser.add_argument("--index-checks", action="store_true", default=None,
+                            help="also report out-of-bounds indexing (JAX203)")
     run_parser.add_argument("--config", type=Path, help="read settings from this TOML file instead of pyproject.toml")
     run_parser.add_argument("argv", nargs=argparse.REMAINDER, metavar="script.py [ARGS]",
                             help="the script and its arguments (with -m: the module's arguments)")
@@ -138,7 +140,8 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"jaxcheck: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    overrides = {key: value for key, value in (("mode", args.mode), ("nans", args.nans)) if value is not None}
+    chosen = (("mode", args.mode), ("nans", args.nans), ("index_checks", args.index_checks))
+    overrides = {key: value for key, value in chosen if value is not None}
     settings = settings.model_copy(update=overrides)
     if args.module is not None:
         return run_program(args.module, True, args.argv, settings)

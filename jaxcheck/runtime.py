@@ -2,7 +2,7 @@
 `pip install 'jaxcheck[runtime]'`).
 
 - Drop-in transforms: `jaxcheck.runtime.jit`, `pmap`, `grad`, `value_and_grad`, `vmap`.
-- `with jaxcheck.runtime.checking(mode="warn", nans=False, ...) as findings:` patches the `jax`
+- `with jaxcheck.runtime.checking(mode="warn", nans=False, index_checks=False, ...) as findings:` patches the `jax`
   transforms for a block; `install()`/`uninstall()` do the same without a block.
 - `jaxcheck run script.py` and `pytest --jaxcheck` switch it on without editing code.
 
@@ -38,11 +38,12 @@ def uninstall() -> list[Diagnostic]:
 
 
 @contextlib.contextmanager
-def checking(mode: Mode = "warn", nans: bool = False, retrace_budget: int = 10, **overrides: Any
-             ) -> Iterator[list[Diagnostic]]:
+def checking(mode: Mode = "warn", nans: bool = False, retrace_budget: int = 10, index_checks: bool = False,
+             **overrides: Any) -> Iterator[list[Diagnostic]]:
     """Check the block: the `jax` transforms are patched inside it. Yields the list of findings (filled as
-    they occur; NaN flags still pending are read on exit). Keywords as in `[tool.jaxcheck.runtime]`."""
-    findings = install(mode=mode, nans=nans, retrace_budget=retrace_budget, **overrides)
+    they occur; NaN flags and bounds tables still pending are read on exit). Keywords as in
+    `[tool.jaxcheck.runtime]`; `index_checks=True` reports out-of-bounds indexing (JAX203)."""
+    findings = install(mode=mode, nans=nans, retrace_budget=retrace_budget, index_checks=index_checks, **overrides)
     try:
         yield findings
     finally:

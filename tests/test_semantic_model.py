@@ -519,3 +519,59 @@ def test_host_callbacks_and_pallas_kernels():
     assert model.enclosing_trace("m.step") is not None
     o_ref = next(n for n in _names(module, "o_ref") if model.value_of(n))
     assert model.is_ref(o_ref)
+
+
+class _ShapeProbes(cst.CSTVisitor):
+    """`shape(expr)` marks: the expressions whose certain shape the test asks for."""
+
+    def __init__(self) -> None:
+        self.found: list[cst.BaseExpression] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value == "shape":
+            self.found.append(node.args[0].value)
+
+
+SHAPE_CASES = [
+    ("import jax.numpy as jnp\nshape(jnp.zeros((2, 3)))\n", (2, 3)),
+    ("import jax.numpy as jnp\nshape(jnp.full(4, 1.0))\n", (4,)),
+    ("import jax.numpy as jnp\nshape(jnp.arange(2, 9, 3))\n", (3,)),
+    ("import jax.numpy as jnp\nshape(jnp.arange(5, 1))\n", (0,)),
+    ("import jax.numpy as jnp\nshape(jnp.array([[1, 2.0], [3, -4]]))\n", (2, 2)),
+    ("import jax.numpy as jnp\nshape(jnp.eye(3, 4))\n", (3, 4)),
+    ("import jax.numpy as jnp\nshape(jnp.arange(12).reshape(3, -1))\n", (3, 4)),
+    ("import jax.numpy as jnp\nshape(jnp.reshape(jnp.ones(6), (-1, 2)))\n", (3, 2)),
+    ("import jax.numpy as jnp\nx = jnp.ones((2, 5))\nshape(jnp.zeros_like(x) * 2 + x)\n", (2, 5)),
+    ("import jax.numpy as jnp\nx = jnp.ones((2, 5))\nshape(x[1])\nshape(x[:, 0])\n", [(5,), (2,)]),
+    ("import jax.numpy as jnp\nx = jnp.ones(4)\nshape(x.at[0].set(1).astype(int))\n", (4,)),
+    ("import jax\nshape(jax.random.normal(jax.random.key(0), (2,)))\n", (2,)),
+    # Not certain: a variable, a float, a ragged list, a size that does not divide, NumPy, a parameter.
+    ("import jax.numpy as jnp\ndef f(n):\n    shape(jnp.zeros(n))\n", None),
+    ("import jax.numpy as jnp\nshape(jnp.arange(5.0))\n", None),
+    ("import jax.numpy as jnp\nshape(jnp.array([[1, 2], [3]]))\n", None),
+    ("import jax.numpy as jnp\nshape(jnp.arange(5).reshape(2, -1))\n", None),
+    ("import numpy as np\nshape(np.zeros(5))\n", None),
+    ("import jax.numpy as jnp\nx = jnp.ones(3)\nshape(x @ x)\n", None),
+    # Flow: a branch that rebinds, a loop, a closure, a `global` write, a `case` capture.
+    ("import jax.numpy as jnp\ndef f(c):\n    x = jnp.ones(3)\n    if c:\n        x = jnp.ones(4)\n    shape(x)\n", None),
+    ("import jax.numpy as jnp\ndef f(c):\n    x = jnp.ones(3)\n    if c:\n        x = jnp.zeros(3)\n    shape(x)\n",
+     (3,)),
+    ("import jax.numpy as jnp\ndef f(c, g):\n    x = jnp.ones(3)\n    if c:\n        x = g()\n    shape(x)\n", None),
+    ("import jax.numpy as jnp\ndef f(n):\n    x = jnp.ones(3)\n    for _ in range(n):\n        shape(x)\n"
+     "        x = jnp.ones(4)\n", None),
+    ("import jax.numpy as jnp\ndef f():\n    x = jnp.ones(3)\n    def g():\n        shape(x)\n    return g\n", None),
+    ("import jax.numpy as jnp\nx = jnp.ones(3)\ndef reset():\n    global x\n    x = jnp.ones(9)\nshape(x)\n", None),
+    ("import jax.numpy as jnp\ndef f(v):\n    x = jnp.ones(3)\n    match v:\n        case [*x]:\n"
+     "            shape(x)\n", None),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), SHAPE_CASES)
+def test_certain_shapes(source: str, expected: tuple[int, ...] | list[tuple[int, ...]] | None):
+    """`expected`: the certain shape of the one marked expression (None: no certain shape), or a list for
+    several marks."""
+    model, module = model_of(source)
+    probes = _ShapeProbes()
+    module.visit(probes)
+    found = [model.array_shape(node) for node in probes.found]
+    assert found == (expected if isinstance(expected, list) else [expected])

@@ -53,6 +53,10 @@ class RuntimeSettings(BaseModel):
         "warn", description="What a finding does: warn (a warning at the user's line), raise, or collect."
     )
     nans: bool = Field(False, description="Find the first operation that produced a NaN or Inf (forward and backward).")
+    index_checks: bool = Field(
+        False, description="Report out-of-bounds indexing that JAX clamps or drops silently (JAX203); costs a "
+                           "bounds test per indexing operation in the compiled program."
+    )
     retrace_budget: int = Field(10, ge=1, description="Report a function traced more than this many times (JAX501).")
     stale_globals: bool = Field(True, description="Report globals read while tracing that changed later (JAX101).")
     side_effects: bool = Field(True, description="Report output written while tracing (JAX103).")

@@ -2,7 +2,7 @@
 
 - `syntax_error` (JAX001): files that do not parse;
 - `purity/` (JAX1xx): stale globals, outer-state writes, trace-time side effects and randomness;
-- `arrays/` (JAX2xx): in-place updates of JAX arrays and discarded functional updates;
+- `arrays/` (JAX2xx): in-place updates of JAX arrays, discarded functional updates, out-of-bounds indices;
 - `tracing/` (JAX3xx): Python control flow, concretization and shapes on traced values;
 - `prng/` (JAX4xx): PRNG key reuse;
 - `transforms/` (JAX5xx): transformation misuse;
@@ -14,6 +14,7 @@ from jaxcheck.analyzer.rule import Rule
 from jaxcheck.rules.api.removed_jax_api import RemovedJaxApi
 from jaxcheck.rules.arrays.discarded_functional_update import DiscardedFunctionalUpdate
 from jaxcheck.rules.arrays.in_place_array_update import InPlaceArrayUpdate
+from jaxcheck.rules.arrays.out_of_bounds_index import OutOfBoundsIndex
 from jaxcheck.rules.opinions.float64_without_x64 import Float64WithoutX64
 from jaxcheck.rules.opinions.legacy_prng_key import LegacyPrngKey
 from jaxcheck.rules.opinions.unsynchronized_timing import UnsynchronizedTiming
@@ -36,6 +37,7 @@ RULES: tuple[type[Rule], ...] = (
     ImpureCallInTracedFunction,
     InPlaceArrayUpdate,
     DiscardedFunctionalUpdate,
+    OutOfBoundsIndex,
     PythonBranchOnTracer,
     TracerConcretization,
     ValueDependentShape,

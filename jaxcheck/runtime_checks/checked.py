@@ -2,7 +2,7 @@
 
 Per call (the generated forwarder): an identity check of the recorded globals, the call, and the slow
 path only when something happened: a new trace (side effects, retrace budget, hidden state, keys the
-program consumes), a changed global (stale read), keys to track, NaN flags to read.
+program consumes), a changed global (stale read), keys to track, NaN flags and bounds tables to read.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 import jax
 
-from jaxcheck.runtime_checks import key_reuse, nans, retrace, stale_globals
+from jaxcheck.runtime_checks import bounds, key_reuse, nans, retrace, stale_globals
 from jaxcheck.runtime_checks.forwarder import make_forwarder, watch_reads
 from jaxcheck.runtime_checks.frames import user_frame
 from jaxcheck.runtime_checks.hidden_state import eqn_line, first_difference, trace_quietly
@@ -70,11 +70,12 @@ class CheckedFunction:
         self.slow = False  # traced or watch: the forwarder then calls `after`
         self._analysing = False  # jaxcheck's own trace for the program: not a user trace
         self.key_positions: tuple[tuple[int | str, int | None], ...] = ()  # (argument, leaf index in it)
-        self.pending: deque[tuple[Any, tuple[Any, ...] | None, dict[str, Any]]] = deque()
+        self.pending: deque[tuple[Any, Any, tuple[Any, ...] | None, dict[str, Any]]] = deque()
+        """Per instrumented call: its NaN flag and bounds table (None when not checked), and its arguments."""
         self.call = transform(_function(fun, self._body), *args, **options)
-        self._nan_call: Callable[..., Any] | None = None
+        self._instrumented: dict[tuple[bool, bool], Callable[..., Any]] = {}  # by (nans, index_checks)
         self._nan_reported = False  # one NaN finding per function: later flags are not located again
-        self._nan_unsupported = False
+        self._unsupported: set[tuple[bool, bool]] = set()
         self._transform, self._transform_args = transform, args
         self.forwarder = functools.wraps(fun)(make_forwarder(fun, self, ACTIVE))
         for attribute in ("lower", "trace", "eval_shape"):
@@ -231,33 +232,53 @@ class CheckedFunction:
             if note is not None:
                 error.add_note(note)
 
-    # -- NaN mode ----------------------------------------------------------------------------------
-    def nan_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """Call with the NaN flag; read earlier flags that are ready."""
-        if self.transform_name != "jax.jit" or self._nan_unsupported or nans.has_tracer((args, kwargs)):
+    # -- NaN and index-check modes ------------------------------------------------------------------
+    def instrumented_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Call through the program instrumented for the session's NaN and index checks; read earlier
+        results that are ready."""
+        settings = current().settings
+        key = (settings.nans, settings.index_checks)
+        if self.transform_name != "jax.jit" or key in self._unsupported or not any(key) \
+                or nans.has_tracer((args, kwargs)):
             return self.call(*args, **kwargs)
-        if self._nan_call is None:
-            self._nan_call = self._transform(nans.flagging(_function(self.fun, self._body)),
-                                             *self._transform_args, **self.options)
+        instrumented = self._instrumented.get(key)
+        if instrumented is None:
+            body = _function(self.fun, self._body)
+            body = bounds.checking(body) if settings.index_checks else body
+            body = nans.flagging(body) if settings.nans else body
+            instrumented = self._instrumented[key] = self._transform(body, *self._transform_args, **self.options)
         try:
-            out, flag = self._nan_call(*args, **kwargs)
+            out = instrumented(*args, **kwargs)
         except RuntimeCheckError:
             raise
         except Exception:
             out = self.call(*args, **kwargs)  # the user's own error raises here again, unchanged
-            self._nan_unsupported = True  # the program runs but its NaN-flagged version does not
-            LOG.debug("jaxcheck cannot flag NaNs in %s", self._name, exc_info=True)
+            self._unsupported.add(key)  # the program runs but its instrumented version does not
+            LOG.debug("jaxcheck cannot instrument %s", self._name, exc_info=True)
+            return out
+        flag = table = None
+        if settings.nans:
+            out, flag = out
+        if settings.index_checks:
+            out, table = out
+            table = table if table.shape[0] else None  # a program that indexes nothing has nothing to read
+        if flag is None and table is None:
             return out
         donated = self.options.get("donate_argnums") is not None or self.options.get("donate_argnames") is not None
-        self.pending.append((flag, None if donated else args, {} if donated else kwargs))
+        self.pending.append((flag, table, None if donated else args, {} if donated else kwargs))
         self.poll(block=False)
         return out
 
     def poll(self, block: bool) -> None:
-        """Read the NaN flags that are ready (all of them when `block`, the oldest when more than two wait)."""
-        while self.pending and (block or len(self.pending) > 2 or self.pending[0][0].is_ready()):
-            flag, args, kwargs = self.pending.popleft()
-            if not self._nan_reported and bool(flag):
+        """Read the NaN flags and bounds tables that are ready (all of them when `block`, the oldest when
+        more than two wait)."""
+        while self.pending and (block or len(self.pending) > 2 or all(
+                value.is_ready() for value in self.pending[0][:2] if value is not None)):
+            flag, table, args, kwargs = self.pending.popleft()
+            for found in (guarded(bounds.findings, table) or []) if table is not None else []:
+                message, fix = bounds.describe(found, self._name)
+                current().reporter.emit(diagnostic("JAX203", found.site.where, message, fix))
+            if flag is not None and not self._nan_reported and bool(flag):
                 self._nan_reported = True
                 self._report_nan(args, kwargs)
 
@@ -276,7 +297,7 @@ class CheckedFunction:
 
     def clear_cache(self) -> None:
         """Clear the compiled programs (the checked ones included)."""
-        for call in (self.call, self._nan_call):
+        for call in (self.call, *self._instrumented.values()):
             clear = getattr(call, "clear_cache", None)
             if clear is not None:
                 clear()

@@ -14,8 +14,8 @@ _TEMPLATE = """\
 def _jc_forwarder({params}):
     __tracebackhide__ = True
     try:
-        if _A.nans:
-            _jc_out = _st.nan_call({args}, {kwargs})
+        if _A.instrumented:
+            _jc_out = _st.instrumented_call({args}, {kwargs})
         else:
             _jc_out = _call({call})
     except BaseException as _jc_e:
@@ -44,8 +44,8 @@ def _leading_required(fun: Callable[..., Any]) -> tuple[list[str], bool]:
 
 
 def make_forwarder(fun: Callable[..., Any], state: Any, active: Any) -> Callable[..., Any]:
-    """A function with `fun`'s parameters that calls `state.call` (or `state.nan_call` while `active.nans`
-    is set) and then `state.after` when `state.slow` is set (the call traced, or keys are watched) or a
+    """A function with `fun`'s parameters that calls `state.call` (or `state.instrumented_call` while
+    `active.instrumented` is set: NaN or index checks) and then `state.after` when `state.slow` is set (the call traced, or keys are watched) or a
     recorded global changed (see :func:`watch_reads`). A global found changed after a call that did not
     trace was already changed before it: the call used the stale program."""
     names, exact = _leading_required(fun)

@@ -27,10 +27,11 @@ class Session:
 
 
 class _Active:
-    """Holder of the active session; `nans` is copied out because the per-call path reads it."""
+    """Holder of the active session; `instrumented` (NaN or index checks on) is copied out because the
+    per-call path reads it."""
 
     session: Session = Session(RuntimeSettings(), Reporter())
-    nans: bool = False
+    instrumented: bool = False
 
 
 ACTIVE = _Active()
@@ -45,7 +46,7 @@ def activate(session: Session) -> Session:
     """Make `session` the active one; return the one it replaces."""
     previous = ACTIVE.session
     ACTIVE.session = session
-    ACTIVE.nans = session.settings.nans
+    ACTIVE.instrumented = session.settings.nans or session.settings.index_checks
     return previous
 
 

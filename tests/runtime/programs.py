@@ -16,6 +16,7 @@ class Program:
     name: str
     source: str
     nans: bool = False
+    index_checks: bool = False
 
     @property
     def text(self) -> str:
@@ -153,6 +154,18 @@ step(jnp.array([0.0, 1.0]))
 """, nans=True),
 ]
 
+POSITIVE += [
+    Program("out_of_bounds_index", """
+@jax.jit
+def f(x, i):
+    y = x[i]  # JAX203
+    z = x.at[i - 1].add(1.0)  # JAX203
+    return y + z.sum()
+f(jnp.arange(5.0), 2)
+f(jnp.arange(5.0), 6)
+""", index_checks=True),
+]
+
 NEGATIVE = [
     Program("stale_global_rebound_to_equal_value", """
 scale = 2.0
@@ -262,4 +275,15 @@ def norm(x):
 step = jax.jit(jax.grad(norm))
 step(jnp.array([0.0, 1.0]))
 """, nans=True),
+    Program("index_in_bounds_or_mode_chosen", """
+@jax.jit
+def f(x, i):
+    y = x[i]
+    z = x.at[i + 1].set(0.0, mode="drop")
+    w = x.at[i + 1].get(mode="fill", fill_value=0.0)
+    s = jax.ops.segment_sum(x, jnp.array([0, 1, 2, 3, 9]), 5)
+    return y + z.sum() + w + s.sum()
+f(jnp.arange(5.0), 4)
+f(jnp.arange(5.0), -5)
+""", index_checks=True),
 ]

@@ -3,6 +3,7 @@
 - :mod:`.jax_api`: what JAX's API does (which calls trace a function, which return static values).
 - :mod:`.scopes`: Python scopes, bindings and import-qualified names, resolved in the model's own pass.
 - :mod:`.values`: abstract values (which parameters a value depends on, whether it is a boolean mask).
+- :mod:`.shapes`: certain array shapes read from literals, and constant indices out of range of them.
 - :mod:`.summary`: per-module summaries (functions, trace roots, call edges) that cross files.
 - :mod:`.builder`: the single traversal that interprets a module into values and a summary.
 - :mod:`.solver`: the fixpoint that decides which functions are traced and which parameters carry tracers.
@@ -10,6 +11,6 @@
 - :mod:`.model`: the facade rules query (`is_traced`, `trace_of`, `qualified_name`, ...).
 """
 
-from jaxcheck.analyzer.semantics.model import FunctionTrace, KeyReuse, SemanticModel
+from jaxcheck.analyzer.semantics.model import FunctionTrace, KeyReuse, OutOfBounds, SemanticModel
 
-__all__ = ["FunctionTrace", "KeyReuse", "SemanticModel"]
+__all__ = ["FunctionTrace", "KeyReuse", "OutOfBounds", "SemanticModel"]

@@ -106,6 +106,10 @@ class BindingHistory:
                 changes.append(ChangeSite(assignment.node, ChangeKind.REBOUND, assignment.order, scope, assignment.loops))
         return sorted(changes, key=lambda change: change.order)
 
+    def written_from_function(self, scope: str, name: str) -> bool:
+        """True when some function rebinds `name` of `scope` through `global`/`nonlocal`."""
+        return any(c.kind is ChangeKind.WRITTEN_FROM_FUNCTION for c in self._changes.get((scope, name), {}).values())
+
     def created(self, scope: str, name: str, origin: CallableOrigin | None) -> None:
         """Record (or forget, with None) how the callable bound to `name` was created."""
         if origin is None:

@@ -22,6 +22,7 @@ import jaxcheck.analyzer.semantics.jax_api as jax_api
 from jaxcheck.analyzer.semantics.bindings import MUTATING_METHODS, CallableOrigin, ChangeKind, ChangeSite
 from jaxcheck.analyzer.semantics.program_order import CallEvent
 from jaxcheck.analyzer.semantics.prng import is_key_like_name
+from jaxcheck.analyzer.semantics import shapes
 from jaxcheck.analyzer.semantics.parameter_use import PROBE_ATTRIBUTES, PROBE_CALLS, ParameterUse
 from jaxcheck.analyzer.semantics.records import ModuleRecords, OuterName, TransformSite
 from jaxcheck.analyzer.semantics.scopes import (
@@ -540,6 +541,10 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         merged = dict(before)
         for index, case in enumerate(node.cases):
             self._swap_env(dict(before))
+            for captured in _captured_names(case.pattern):  # `case x:` rebinds `x`: its shape is unknown
+                current = self._env.get(captured)
+                if current is not None:
+                    self._env[captured] = current.without_shape()
             if case.guard is not None:
                 self._eval(case.guard)
             with self._branch(node, index):
@@ -562,10 +567,14 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
 
     @staticmethod
     def _merged(first: Env, second: Env) -> Env:
+        """The environment after two paths join: values joined name by name. A name that has no value
+        on one path (unbound or unknown there) keeps the other path's facts but no certain shape."""
         merged = dict(first)
         for name, value in second.items():
             current = merged.get(name)
-            merged[name] = value if current is None else current.joined(value)
+            merged[name] = value.without_shape() if current is None else current.joined(value)
+        for name in first.keys() - second.keys():
+            merged[name] = merged[name].without_shape()
         return {name: value for name, value in merged.items() if value}
 
     # ---------------------------------------------------------------------------------- binding
@@ -849,6 +858,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         value = handler(node) if handler is not None else UNKNOWN
         if value:
             self.records.values[id(node)] = value
+        elif id(node) in self.records.values:  # a loop's second pass: a shape from the first may not hold
+            self.records.values[id(node)] = self.records.values[id(node)].without_shape()
         return value
 
     def _name(self, node: cst.CSTNode) -> Value:
@@ -874,7 +885,12 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
                 elif node.value == function.self_name and function.class_scope is not None:
                     if function.class_scope.key not in self.flax_classes:
                         self.records.self_loads.add(id(node))
-        return self.scope.load(node.value)
+        value = self.scope.load(node.value)
+        if value.shape is not None:
+            shape_owner = self._owner(node.value)
+            if shape_owner is not None:
+                self.records.shaped_names[id(node)] = (shape_owner.key, node.value)
+        return value
 
     def _is_own_parameter(self, name: str) -> bool:
         """Whether `name` here is a parameter of the function being interpreted (not of an enclosing one)."""
@@ -984,7 +1000,12 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         if field is not None:
             return field
         item = combine((value.element(), *indices), value.flags & JAX_ARRAY)
-        return replace(item, returned=value.returned.at(key)) if value.returned is not None else item
+        if value.returned is not None:
+            item = replace(item, returned=value.returned.at(key))
+        if value.flags & JAX_ARRAY and item:
+            shape = shapes.indexed_shape(value.shape, node.slice)
+            return replace(item, shape=shape) if shape is not None else item
+        return item
 
     def _slice(self, elements: Sequence[cst.SubscriptElement]) -> list[Value]:
         values: list[Value] = []
@@ -1017,7 +1038,11 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         if not (left.flags | right.flags | flags) & (PYTHON_CONTAINER | FILESYSTEM_PATH):
             if not isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
                 flags |= _array_valued(left, right)  # NumPy defers to JAX arrays; `"%s" % x` is a str
-        return combine((left, right), flags)
+        result = combine((left, right), flags)
+        if result.flags & JAX_ARRAY and not isinstance(node.operator, cst.MatrixMultiply):
+            shape = _elementwise_shape(node.left, left, node.right, right)
+            return replace(result, shape=shape) if shape is not None else result
+        return result
 
     def _unary(self, node: cst.CSTNode) -> Value:
         assert isinstance(node, cst.UnaryOperation)
@@ -1025,7 +1050,10 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         if isinstance(node.operator, cst.Not):
             return UNKNOWN
         flags = operand.flags & BOOL_MASK if isinstance(node.operator, cst.BitInvert) else 0
-        return combine((operand,), flags | _array_valued(operand))
+        result = combine((operand,), flags | _array_valued(operand))
+        if result.flags & JAX_ARRAY and operand.shape is not None:
+            return replace(result, shape=operand.shape)
+        return result
 
     def _boolean(self, node: cst.CSTNode) -> Value:
         assert isinstance(node, cst.BooleanOperation)
@@ -1261,7 +1289,9 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
             if jax_api.is_array_call(name):
                 flags = BOOL_MASK if name in jax_api.BOOL_RESULT_CALLS else 0
                 flags |= JAX_ARRAY if jax_api.returns_array(name) else 0
-                return combine((staged, *args), flags)
+                shape = shapes.created_shape(name, node, self._certain_shape) if flags & JAX_ARRAY else None
+                return replace(combine((staged, *args), flags), shape=shape) if shape is not None \
+                    else combine((staged, *args), flags)
             if name in _ELEMENTWISE_BUILTINS:
                 return combine(args)
             if name in _CONTAINER_BUILTINS:
@@ -1287,11 +1317,15 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         if isinstance(node.func, cst.Attribute):
             receiver = self._known(node.func.value)
             attr = node.func.attr.value
-            if at_receiver(node.func) is not None:
-                return combine((receiver, *args), JAX_ARRAY)
+            array = at_receiver(node.func)
+            if array is not None:  # `x.at[i].set(v)` has the shape of `x`
+                shape = self._certain_shape(array) if attr != "get" else None
+                return replace(combine((receiver, *args), JAX_ARRAY), shape=shape)
             if receiver.deps and attr in jax_api.ARRAY_METHODS:
                 flags = BOOL_MASK if attr in jax_api.BOOL_METHODS else 0
-                return combine((receiver, *args), flags | _array_valued(receiver))
+                result = combine((receiver, *args), flags | _array_valued(receiver))
+                shape = shapes.method_shape(attr, node, self._certain_shape(node.func.value))
+                return replace(result, shape=shape) if shape is not None and result.flags & JAX_ARRAY else result
             if receiver.flags & FILESYSTEM_PATH and attr in _PATH_METHODS:
                 return Value(NO_DEPS, FILESYSTEM_PATH)
             if attr not in jax_api.CONCRETE_METHODS and attr not in jax_api.STRUCTURE_METHODS:
@@ -1301,6 +1335,11 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
             arguments = self._arguments(node.args, args, 0)  # `model(x)`: what a caller passes runs here
             self._called_params.setdefault(self._function_key, []).append((node.func.value, arguments))
         return _opaque(args)  # a callable parameter or local: `apply_fn(params, x)`
+
+    def _certain_shape(self, node: cst.BaseExpression) -> tuple[int, ...] | None:
+        """The certain shape of an evaluated expression that is known to be a JAX array, else None."""
+        value = self._known(node)
+        return value.shape if value.flags & JAX_ARRAY else None
 
     def _first_is_array(self, args: Sequence[cst.Arg], values: Sequence[Value]) -> bool:
         """Whether the first argument is an array: a JAX array, or a NumPy call that returns one
@@ -1662,6 +1701,31 @@ def _always_exits(suite: cst.BaseSuite) -> bool:
     """True when a block ends in `raise` or `return`: code after its `if` runs only when the test was
     false. (`continue`/`break` are not counted: their values still flow around the loop.)"""
     return isinstance(last_statement(suite), (cst.Raise, cst.Return))
+
+
+def _elementwise_shape(left_node: cst.BaseExpression, left: Value, right_node: cst.BaseExpression,
+                       right: Value) -> tuple[int, ...] | None:
+    """The certain shape of elementwise arithmetic: both operands of one known shape, or one of a known
+    shape and the other a number literal."""
+    if left.shape is not None and (left.shape == right.shape or shapes.broadcast_literal(right_node)):
+        return left.shape
+    if right.shape is not None and shapes.broadcast_literal(left_node):
+        return right.shape
+    return None
+
+
+def _captured_names(pattern: cst.MatchPattern) -> list[str]:
+    """The names a `case` pattern binds (`case [x, *rest]:`, `case {"k": v, **others}:`, `case p as q:`)."""
+    names: list[str] = []
+    pending: list[cst.CSTNode] = [pattern]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (cst.MatchAs, cst.MatchStar)) and isinstance(node.name, cst.Name):
+            names.append(node.name.value)
+        if isinstance(node, cst.MatchMapping) and node.rest is not None:
+            names.append(node.rest.value)
+        pending.extend(node.children)
+    return names
 
 
 def _opaque(values: list[Value]) -> Value:

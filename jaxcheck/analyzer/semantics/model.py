@@ -16,6 +16,7 @@ from jaxcheck.analyzer.semantics.syntax import at_receiver
 from jaxcheck.analyzer.semantics.objects import CONSTRUCTORS
 from jaxcheck.analyzer.semantics.prng import CarryShape, KeyReuse, find_key_reuses
 from jaxcheck.analyzer.semantics.scopes import BindingKind
+from jaxcheck.analyzer.semantics.shapes import OutOfBounds, out_of_bounds
 from jaxcheck.analyzer.semantics.solver import FunctionTrace, Solution
 from jaxcheck.analyzer.semantics.summary import FunctionSummary, ModuleSummary
 from jaxcheck.analyzer.semantics.values import (
@@ -32,7 +33,7 @@ from jaxcheck.analyzer.semantics.values import (
     Value,
 )
 
-__all__ = ["FunctionTrace", "KeyReuse", "SemanticModel"]
+__all__ = ["FunctionTrace", "KeyReuse", "OutOfBounds", "SemanticModel"]
 
 
 class SemanticModel:
@@ -321,6 +322,27 @@ class SemanticModel:
             if self._returns_array(inner, seen | {returned}):
                 return True
         return False
+
+    def array_shape(self, node: cst.BaseExpression) -> tuple[int, ...] | None:
+        """The shape of `node` when it is a JAX array whose shape is certain here: built from literals
+        (`jnp.zeros((5,))`, `jnp.arange(5)`, `jnp.array([...])`, `jnp.eye(3)`, `.reshape(2, -1)`,
+        `zeros_like`, elementwise arithmetic and `.at[]` updates of those) on every path to `node`, and
+        for a name, never rebound by a function through `global`/`nonlocal`. None otherwise: parameters,
+        NumPy arrays, closures, attributes and call results have no certain shape."""
+        value = self.value_of(node)
+        if value.shape is None or not value.flags & JAX_ARRAY:
+            return None
+        if isinstance(node, cst.Name):
+            owner = self.records.shaped_names.get(id(node))
+            if owner is None or self.records.history.written_from_function(*owner):
+                return None
+        return value.shape
+
+    def out_of_bounds(self, array: cst.BaseExpression, elements: Sequence[cst.SubscriptElement]) -> list[OutOfBounds]:
+        """The constant indices (and slice starts) of `array[elements]` (or `array.at[elements]`) that
+        are out of range of an axis of `array`'s certain shape; empty when the shape is not certain."""
+        shape = self.array_shape(array)
+        return [] if shape is None else out_of_bounds(shape, elements)
 
     def attribute_change(self, node: cst.Attribute) -> cst.CSTNode | None:
         """A store that can change what traced code read through `node` after the trace froze it:

@@ -90,3 +90,6 @@ class ModuleRecords:
     """`from M import ...` statements by id: the absolute module `M` (relative imports resolved)."""
     transformed_calls: set[int] = field(default_factory=set)
     """Calls of a name bound to a transform's result (`step = jax.jit(f)`, then `step(x)`), by id."""
+    shaped_names: dict[int, tuple[str, str]] = field(default_factory=dict)
+    """Reads of a name whose value has a certain shape, by id: (key of the scope that owns the name, name).
+    A `global`/`nonlocal` write in a function (interpreted later) can still rebind it."""

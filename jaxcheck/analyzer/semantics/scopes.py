@@ -116,8 +116,8 @@ class Scope:
                         return UNKNOWN
                     for snapshot in scope.closure:
                         value = snapshot.get(name)
-                        if value is not None:
-                            return value
+                        if value is not None:  # the enclosing function may rebind it before the call
+                            return value.without_shape()
                     return self._module_value(name)
             scope = scope.parent
         return UNKNOWN

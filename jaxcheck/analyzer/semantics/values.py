@@ -21,7 +21,7 @@ The model only ever reports values it can prove traced (the pyflakes promise).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol, TypeAlias, Union
 
 
@@ -231,8 +231,11 @@ class Value:
     """The abstract value of one expression: its dependencies, type facts, for literal tuples/lists
     the values of the elements (so `a, b = x, 0` unpacks precisely), for a dict literal with string keys
     the values of its fields, for an object of a class of this module, that class's key
-    (`model = MLP(...)`: calling `model(x)` runs `MLP.__call__`), and for (part of) a project function's
-    return value, where in it the value sits (`returned`)."""
+    (`model = MLP(...)`: calling `model(x)` runs `MLP.__call__`), for (part of) a project function's
+    return value, where in it the value sits (`returned`), and for an array whose shape is certain on
+    every path to here, that shape (`jnp.zeros((2, 3))`: `(2, 3)`; see
+    :mod:`jaxcheck.analyzer.semantics.shapes`). A shape is a *must* fact: joins keep it only when both
+    sides agree, and anything the model cannot follow (a closure, a `global` write) drops it."""
 
     deps: Deps = NO_DEPS
     flags: int = 0
@@ -240,20 +243,24 @@ class Value:
     instance: str | None = None
     fields: tuple[tuple[str, Value], ...] | None = None
     returned: Returned | None = None
+    shape: tuple[int, ...] | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.deps) or bool(self.flags) or self.instance is not None or self.returned is not None
+        return (bool(self.deps) or bool(self.flags) or self.instance is not None or self.returned is not None
+                or self.shape is not None)
 
     def joined(self, other: Value) -> Value:
-        """The value that may be either `self` or `other` (union of dependencies, common facts)."""
+        """The value that may be either `self` or `other` (union of dependencies, common facts; the
+        shape only when both have the same one)."""
         if other is self:
             return self
         deps = self.deps | other.deps
         flags = self.flags & other.flags
         instance = self.instance if self.instance == other.instance else None
         returned = self.returned if self.returned == other.returned else None
-        if deps or flags or instance or returned:
-            return Value(deps, flags, instance=instance, returned=returned)
+        shape = self.shape if self.shape == other.shape else None
+        if deps or flags or instance or returned or shape:
+            return Value(deps, flags, instance=instance, returned=returned, shape=shape)
         return UNKNOWN
 
     def field(self, key: str) -> Value | None:
@@ -264,7 +271,11 @@ class Value:
         """This value after an item store may have replaced parts of it (`params["w"] = np.zeros(3)`)."""
         if self.fields is None and self.returned is None:
             return self
-        return Value(self.deps, self.flags, self.elements, self.instance)
+        return replace(self, fields=None, returned=None)
+
+    def without_shape(self) -> Value:
+        """This value with no shape fact (where the model cannot tell that the binding is still the same)."""
+        return self if self.shape is None else replace(self, shape=None)
 
     def element(self) -> Value:
         """The value of one item obtained by iterating over or indexing this value."""

@@ -1,0 +1,223 @@
+"""Out-of-bounds indexing at run time (opt-in, JAX203): a bounds test compiled into the program.
+
+The checked function is jitted through an interpreter of its own jaxpr (inner jitted functions inlined)
+that adds, next to every indexing operation the user wrote (`x[i]`, `x.at[i].set(v)`, `.at[i].get()`,
+`lax.dynamic_slice`, `lax.dynamic_update_slice`, `lax.gather`/`scatter`), a test of its start indices
+against the array's shape, like `jax.experimental.checkify`'s index checks. The program returns one small
+int32 table, one row per operation: `(site, index, axis)` where out of bounds, zeros elsewhere. It is read
+one call late, when the device says it is ready, so the host never waits for it.
+
+What counts mirrors the static rule: operations that clamp or drop silently by default. Skipped: a gather
+with an explicit `mode="clip"`/`"fill"` (`jnp.take`'s default is fill), a scatter with `mode="clip"` or
+whose source line passes `mode=` (`mode="drop"` compiles to the same program as the default), and indexing
+done inside library functions (`jax.ops.segment_sum` drops out-of-range ids by contract). Not checked:
+indexing inside `lax.scan`/`while_loop`/`cond` bodies and custom-derivative functions.
+"""
+
+from __future__ import annotations
+
+import functools
+import linecache
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax._src import core as jax_core
+from jax._src import source_info_util
+from jax._src.lax import slicing
+
+from jaxcheck.runtime_checks.hidden_state import eqn_line
+from jaxcheck.runtime_checks.nans import has_tracer
+
+_INLINED = frozenset({"jit", "pjit", "closed_call"})
+_SCATTERS = frozenset({"scatter", "scatter-add", "scatter_add", "scatter-mul", "scatter_mul", "scatter-min",
+                       "scatter_min", "scatter-max", "scatter_max"})
+_READS = frozenset({"dynamic_slice", "gather"})
+_CHECKED = _READS | _SCATTERS | {"dynamic_update_slice"}
+_DIRECT = ("jax/_src/numpy/array_methods.py", "jax/_src/numpy/indexing.py", "jax/_src/lax/slicing.py")
+"""Where the JAX function the user's line called lives when the user indexed directly."""
+
+
+@dataclass(frozen=True)
+class Site:
+    """One checked indexing operation: where the user wrote it, which primitive, on what shape."""
+
+    where: tuple[str, int]
+    primitive: str
+    shape: tuple[int, ...]
+
+    @property
+    def reads(self) -> bool:
+        return self.primitive in _READS
+
+
+_SITES: list[Site] = []
+_SITE_IDS: dict[Site, int] = {}
+_LOCK = threading.Lock()
+
+
+def _site_id(site: Site) -> int:
+    """A process-wide number for `site` (from 1: 0 means "in bounds" in the table)."""
+    with _LOCK:
+        number = _SITE_IDS.get(site)
+        if number is None:
+            _SITES.append(site)
+            number = _SITE_IDS[site] = len(_SITES)
+        return number
+
+
+def _bind(eqn: Any, invals: Sequence[Any]) -> list[Any]:
+    params = eqn.primitive.get_bind_params(eqn.params)
+    with source_info_util.user_context(eqn.source_info.traceback, name_stack=eqn.source_info.name_stack), \
+            eqn.ctx.manager:
+        out = eqn.primitive.bind(*invals, **params)
+    return list(out) if eqn.primitive.multiple_results else [out]
+
+
+def _read(env: dict[Any, Any], atom: Any) -> Any:
+    return atom.val if isinstance(atom, jax_core.Literal) else env[atom]
+
+
+def _site(eqn: Any) -> Site | None:
+    """The site of an indexing equation that should be checked, or None (see the module docstring)."""
+    name = eqn.primitive.name
+    if name not in _CHECKED:
+        return None
+    mode = eqn.params.get("mode")
+    if name == "gather" and mode != slicing.GatherScatterMode.PROMISE_IN_BOUNDS:
+        return None
+    if name in _SCATTERS and mode == slicing.GatherScatterMode.CLIP:
+        return None
+    traceback = eqn.source_info.traceback
+    codes = traceback.raw_frames()[0] if traceback is not None else []
+    user = next((k for k, code in enumerate(codes) if source_info_util.is_user_filename(code.co_filename)), None)
+    if not user or not codes[user - 1].co_filename.replace("\\", "/").endswith(_DIRECT):
+        return None
+    where = eqn_line(eqn)
+    if where is None:
+        return None
+    if name in _SCATTERS and "mode=" in linecache.getline(*where):
+        return None  # `mode="drop"` is deliberate, and compiles to what the default does
+    return Site(where, name, tuple(eqn.invars[0].aval.shape))
+
+
+def _starts_and_limits(eqn: Any, invals: Sequence[Any]) -> tuple[Any, Any, Sequence[int]] | None:
+    """`(starts, upper, axes)`: the start indices (last dimension: one per axis in `axes`), the largest
+    in-bounds start per axis, and those axes; None when the operation is not read here."""
+    name, operand = eqn.primitive.name, invals[0]
+    shape = np.array(operand.shape, np.int64)
+    if name == "dynamic_slice":
+        starts = jnp.stack([jnp.asarray(i, jnp.int32) for i in invals[1:]])
+        return starts, shape - np.array(eqn.params["slice_sizes"]), range(operand.ndim)
+    if name == "dynamic_update_slice":
+        starts = jnp.stack([jnp.asarray(i, jnp.int32) for i in invals[2:]])
+        return starts, shape - np.array(invals[1].shape), range(operand.ndim)
+    if name == "gather":
+        dnums = eqn.params["dimension_numbers"]
+        axes = tuple(dnums.start_index_map)
+        sizes = np.array(eqn.params["slice_sizes"])[np.array(axes, int)] if axes else np.zeros(0, int)
+        return invals[1], shape[np.array(axes, int)] - sizes if axes else sizes, axes
+    dnums = eqn.params["dimension_numbers"]
+    updates = invals[2]
+    sizes, position = [], 0
+    for axis in range(operand.ndim):
+        if axis in dnums.inserted_window_dims or axis in getattr(dnums, "operand_batching_dims", ()):
+            sizes.append(1)
+        else:
+            sizes.append(updates.shape[dnums.update_window_dims[position]])
+            position += 1
+    axes = tuple(dnums.scatter_dims_to_operand_dims)
+    upper = np.array([operand.shape[a] - sizes[a] for a in axes], np.int64)
+    return invals[1], upper, axes
+
+
+def _row(number: int, eqn: Any, invals: Sequence[Any]) -> Any | None:
+    """`[number, index, axis]` when the operation's first out-of-bounds start exists, else zeros."""
+    found = _starts_and_limits(eqn, invals)
+    if found is None:
+        return None
+    starts, upper, axes = found
+    if not len(axes):
+        return None
+    starts = jnp.asarray(starts).astype(jnp.int32).reshape(-1, len(axes))
+    limit = jnp.asarray(np.minimum(upper, np.iinfo(np.int32).max), jnp.int32)
+    outside = (starts < 0) | (starts > limit)
+    flat = jnp.argmax(outside.reshape(-1))
+    column = flat % len(axes)
+    index = starts.reshape(-1)[flat]
+    axis = jnp.asarray(np.array(axes, np.int32))[column]
+    bad = jnp.any(outside)
+    return jnp.where(bad, jnp.stack([jnp.int32(number), index, axis]), jnp.zeros(3, jnp.int32))
+
+
+def _checked_eval(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], rows: list[Any]) -> list[Any]:
+    """Evaluate `jaxpr` (under a trace), appending a bounds row per checked indexing operation."""
+    env = dict(zip(jaxpr.constvars, consts)) | dict(zip(jaxpr.invars, args))
+    for eqn in jaxpr.eqns:
+        invals = [_read(env, atom) for atom in eqn.invars]
+        if eqn.primitive.name in _INLINED and "jaxpr" in eqn.params:
+            inner = eqn.params["jaxpr"]
+            outs = _checked_eval(inner.jaxpr, inner.consts, invals, rows)
+        else:
+            outs = _bind(eqn, invals)
+            site = _site(eqn)
+            if site is not None:
+                row = _row(_site_id(site), eqn, invals)
+                if row is not None:
+                    rows.append(row)
+        env.update(zip(eqn.outvars, outs))
+    return [_read(env, atom) for atom in jaxpr.outvars]
+
+
+def checking(fun: Callable[..., Any]) -> Callable[..., Any]:
+    """`fun` rewritten to return `(outputs, table)`; jit the result (it keeps `fun`'s signature, so
+    `static_argnames` still apply). Arguments that arrive as Python values stay static."""
+
+    @functools.wraps(fun)
+    def checked(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        static_nums = tuple(i for i, arg in enumerate(args) if not has_tracer(arg))
+        static_kwargs = {key: value for key, value in kwargs.items() if not has_tracer(value)}
+        dynamic_kwargs = {key: value for key, value in kwargs.items() if key not in static_kwargs}
+        closed, shape = jax.make_jaxpr(functools.partial(fun, **static_kwargs), static_argnums=static_nums,
+                                       return_shape=True)(*args, **dynamic_kwargs)
+        inputs = jax.tree_util.tree_leaves(([a for i, a in enumerate(args) if i not in static_nums], dynamic_kwargs))
+        rows: list[Any] = []
+        outs = _checked_eval(closed.jaxpr, closed.consts, inputs, rows)
+        table = jnp.stack(rows) if rows else jnp.zeros((0, 3), jnp.int32)
+        return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(shape), outs), table
+
+    return checked
+
+
+@dataclass(frozen=True)
+class Finding:
+    """An out-of-bounds index seen at run time."""
+
+    site: Site
+    index: int
+    axis: int
+
+
+def findings(table: Any) -> list[Finding]:
+    """The out-of-bounds rows of a table the program returned (one per operation that went out of bounds)."""
+    return [Finding(_SITES[int(number) - 1], int(index), int(axis))
+            for number, index, axis in np.asarray(table).tolist() if number]
+
+
+def describe(finding: Finding, function: str) -> tuple[str, str]:
+    """Message and fix of an out-of-bounds finding."""
+    site = finding.site
+    size = site.shape[finding.axis] if 0 <= finding.axis < len(site.shape) else "?"
+    what = ("JAX clamped the index and read another element" if site.reads
+            else "JAX clamped the slice" if site.primitive == "dynamic_update_slice"
+            else "JAX silently dropped the update")
+    wrapped = " (a negative index is wrapped once before the test)" if finding.index < 0 else ""
+    message = (f"index {finding.index}{wrapped} is out of bounds for axis {finding.axis} with size {size} of an array of "
+               f"shape {site.shape} in `{function}` (`{site.primitive}`): {what}")
+    fix = ("keep the index in range (`jnp.clip(i, 0, n - 1)` if clamping is meant), or choose the behaviour "
+           "with `.at[i].get(mode=\"fill\", fill_value=...)` / `.at[i].set(v, mode=\"drop\")`")
+    return message, fix
