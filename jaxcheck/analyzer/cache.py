@@ -20,6 +20,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from jaxcheck.analyzer.codec import CodecError, decode, encode
 from jaxcheck.analyzer.files import read_file, replace_file
@@ -44,10 +45,10 @@ class ResultCache:
         """How many entries were found but could not be used (unreadable, corrupt, another version)."""
         self._prepared = False
 
-    def key(self, display_path: str, module: str, data: bytes) -> str:
-        """The key of a file's own result: its bytes, path and module under this run's fingerprint."""
-        digest = hashlib.sha256(data).hexdigest()
-        return _hash(self.fingerprint, display_path, module, digest)
+    def key(self, display_path: str, module: str, data: bytes, digest: str | None = None) -> str:
+        """The key of a file's own result: its bytes (or their `digest`, :func:`content_digest`), path
+        and module under this run's fingerprint."""
+        return _hash(self.fingerprint, display_path, module, digest or content_digest(data))
 
     @staticmethod
     def solved_key(key: str, signature: str) -> str:
@@ -56,6 +57,16 @@ class ResultCache:
 
     def load(self, key: str) -> FileOutcome | None:
         """The outcome stored under `key`, or None when there is no usable entry."""
+        outcome: FileOutcome | None = self.load_value(key, FileOutcome)
+        return outcome
+
+    def store(self, key: str, outcome: FileOutcome) -> None:
+        """Store `outcome` under `key` atomically; failures (read-only folder, full disk) are ignored."""
+        self.store_value(key, outcome)
+
+    def load_value(self, key: str, hint: Any) -> Any:
+        """The value of type `hint` (a type :mod:`.codec` decodes) stored under `key`, or None when there
+        is no usable entry."""
         path = self._path(key)
         try:
             data = read_file(path, MAX_ENTRY_BYTES)
@@ -72,25 +83,24 @@ class ResultCache:
                 raise CodecError("not a jaxcheck cache entry")
             if entry.get("version") != FORMAT_VERSION or entry.get("key") != key:
                 raise CodecError("entry of another version or key")
-            outcome: FileOutcome = decode(FileOutcome, entry.get("outcome"))
-            return outcome
+            return decode(hint, entry.get("outcome"))
         except (ValueError, TypeError, RecursionError, MemoryError):  # CodecError, JSON errors: ValueErrors
             self.ignored += 1
             return None
 
-    def store(self, key: str, outcome: FileOutcome) -> None:
-        """Store `outcome` under `key` atomically; failures (read-only folder, full disk) are ignored."""
+    def store_value(self, key: str, value: object) -> None:
+        """Store `value` (data :mod:`.codec` encodes) under `key` atomically; failures are ignored."""
         path = self._path(key)
-        entry = {"format": FORMAT, "version": FORMAT_VERSION, "key": key, "outcome": encode(outcome)}
+        entry = {"format": FORMAT, "version": FORMAT_VERSION, "key": key, "outcome": encode(value)}
         try:
             text = json.dumps(entry, separators=(",", ":"))
-            self._prepare()
+            self.prepare()
             path.parent.mkdir(exist_ok=True)
             replace_file(path, text.encode("ascii"))
         except (OSError, CodecError, RecursionError):
             pass
 
-    def _prepare(self) -> None:
+    def prepare(self) -> None:
         """Create the folder with a `.gitignore` that hides everything in it."""
         if self._prepared:
             return
@@ -102,6 +112,11 @@ class ResultCache:
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key[2:]}.json"
+
+
+def content_digest(data: bytes) -> str:
+    """The hex SHA-256 of a file's bytes: what keys its entries."""
+    return hashlib.sha256(data).hexdigest()
 
 
 def fingerprint(version: str, settings_json: str, rule_codes: Iterable[str], noqa: bool) -> str:
@@ -119,6 +134,11 @@ def _source_stamp() -> str:
         status = source.stat()
         stamps.append(f"{source.relative_to(package)}:{status.st_size}:{status.st_mtime_ns}")
     return _hash(*stamps)
+
+
+def hash_parts(*parts: str) -> str:
+    """A hex digest of `parts` (for keys built outside this module)."""
+    return _hash(*parts)
 
 
 def _hash(*parts: str) -> str:

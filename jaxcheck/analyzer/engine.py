@@ -25,6 +25,7 @@ from jaxcheck.analyzer.config import Configuration, Settings
 from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, FileError, Fix, Position, Range
 from jaxcheck.analyzer.discovery import FileFinder
 from jaxcheck.analyzer.files import read_file, real_path
+from jaxcheck.analyzer.index import ProjectFile, ProjectIndex, importers, project_file
 from jaxcheck.analyzer.outcome import FileOutcome
 from jaxcheck.analyzer.parallel import Checker, FileTask
 from jaxcheck.analyzer.parsing import ParseFailure, parse_source, run_with_deep_stack
@@ -208,8 +209,21 @@ class Linter:
                 tasks[path] = FileTask(str(path), data, module_name_for(path))
         report.files_checked = len(tasks)
         report.notes.extend(finder.notes)  # before the importer scan, which walks folders not given
-        keys = {path: cache.key(t.display_path, repr(t.module), t.data) for path, t in tasks.items()} \
-            if cache is not None else None
+        index = ProjectIndex(cache, root) if cache is not None else None
+        checked = {path: project_file(Path(t.display_path), t.module, t.data) for path, t in tasks.items()}
+        others = self._project_files(root, finder, tasks) if index is not None else None
+        run_key = None
+        if index is not None and others is not None and not report.errors:
+            run_key = index.run_key((), checked.values(), others.values())
+            if (record := index.load_run(run_key)) is not None:
+                if progress is not None:
+                    progress.start(len(tasks))
+                    progress.advance(len(tasks))
+                    progress.finish()
+                report.diagnostics = list(record.diagnostics)
+                return report
+        keys = {path: cache.key(t.display_path, repr(t.module), t.data, checked[path].digest)
+                for path, t in tasks.items()} if cache is not None else None
         with Checker(self, jobs) as checker:
             if progress is not None:
                 progress.start(len(tasks))
@@ -219,7 +233,11 @@ class Linter:
                 if progress is not None:
                     progress.finish()
             summaries = [o.summary for o in outcomes.values() if o.summary is not None]
-            summaries += self._importer_summaries(root, finder, {path: t.module for path, t in tasks.items()})
+            modules = {path: t.module for path, t in tasks.items()}
+            if index is not None and others is not None:
+                summaries += self._indexed_importer_summaries(index, others, modules)
+            else:
+                summaries += self._importer_summaries(root, finder, modules)
             if len(summaries) > 1:
                 solution = solve(summaries)
                 stale: dict[Path, FileTask] = {}
@@ -237,6 +255,10 @@ class Linter:
             report.diagnostics.extend(outcome.diagnostics)
             report.errors.extend(outcome.errors)
         report.diagnostics = _deduplicated(report.diagnostics)
+        if index is not None:
+            if run_key is not None and not report.errors:
+                index.store_run(run_key, report.diagnostics)
+            index.save()
         if cache is not None and cache.ignored:
             report.notes.append(f"{cache.directory}: note: ignored {cache.ignored} unusable cache entr"
                                 f"{'y' if cache.ignored == 1 else 'ies'} (unreadable, corrupt or from another "
@@ -287,6 +309,43 @@ class Linter:
                 if not isinstance(analysis, _Analysis):
                     continue
                 summary = _IMPORTER_SUMMARIES[key] = analysis.summary
+            summaries.append(summary)
+        return summaries
+
+
+    def _project_files(self, root: Path, finder: FileFinder, tasks: dict[Path, FileTask]) -> dict[Path, ProjectFile]:
+        """Every readable project file under `root` other than the checked ones, with its bytes."""
+        known = {real_path(path) for path in tasks}
+        files: dict[Path, ProjectFile] = {}
+        for path in (real_path(p) for p in finder.files([root])):
+            if path in known or path in files:
+                continue
+            try:
+                data = read_file(path)
+            except OSError:
+                continue
+            files[path] = project_file(path, module_name_for(path), data)
+        return files
+
+    def _indexed_importer_summaries(self, index: ProjectIndex, others: dict[Path, ProjectFile],
+                                    checked: dict[Path, ModuleName]) -> list[ModuleSummary]:
+        """:meth:`_importer_summaries` through the project index: imports and summaries of unchanged
+        files come from the cache folder; only new or changed importers are parsed."""
+        candidates = {}
+        for path, file in others.items():
+            imports = index.imports(file)
+            if imports is not None:
+                candidates[path] = (file.module, imports)
+        summaries = []
+        for path in importers((m.name for m in checked.values()), candidates):
+            file = others[path]
+            summary = index.load_summary(file)
+            if summary is None:
+                analysis = self.analyze(str(path), file.data, file.module)
+                if not isinstance(analysis, _Analysis):
+                    continue
+                summary = analysis.summary
+                index.store_summary(file, summary)
             summaries.append(summary)
         return summaries
 

@@ -1,0 +1,139 @@
+"""The project index: one file checked as a project reads its importers' summaries from the cache
+folder, unchanged runs are answered from a run record, and an edit anywhere a result depends on (the
+file itself, a module that imports it, a module it imports) gives the findings a cold run gives."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import make_package
+
+from jaxcheck.analyzer.config import Configuration
+from jaxcheck.analyzer.engine import CheckReport, Linter
+
+TRAIN = """
+    import jax
+    from .utils import clip_positive
+
+    @jax.jit
+    def step(x):
+        return clip_positive(x)
+"""
+UTILS = """
+    def clip_positive(v):
+        if v > 0:
+            return v
+        return 0.0
+"""
+UNTRACED_TRAIN = "from .utils import clip_positive\n\ndef step(x):\n    return clip_positive(x)\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return make_package(tmp_path, {"train.py": TRAIN, "utils.py": UTILS})
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_text(textwrap.dedent(text))
+
+
+def _check(paths: list[Path], cache: Path | None) -> CheckReport:
+    return Linter(Configuration()).check_paths(paths, cache_dir=cache)
+
+
+def _findings(report: CheckReport) -> list[tuple[str, str, int]]:
+    return [(Path(d.path).name, d.code, d.range.start.line) for d in report.diagnostics]
+
+
+def _same_as_cold(paths: list[Path], cache: Path) -> list[tuple[str, str, int]]:
+    warm = _check(paths, cache)
+    cold = _check(paths, None)
+    assert warm.diagnostics == cold.diagnostics and warm.errors == cold.errors
+    return _findings(warm)
+
+
+@pytest.mark.parametrize("target", ["pkg", "pkg/utils.py"])
+def test_editing_an_importer_changes_the_imported_files_findings(project: Path, tmp_path: Path, target: str):
+    cache = tmp_path / "cache"
+    paths = [project / target]
+    assert _same_as_cold(paths, cache) == [("utils.py", "JAX301", 3)]
+    assert _same_as_cold(paths, cache) == [("utils.py", "JAX301", 3)]  # warm: from the index
+    _write(project / "pkg" / "train.py", UNTRACED_TRAIN)
+    assert _same_as_cold(paths, cache) == []
+    _write(project / "pkg" / "train.py", TRAIN)
+    assert _same_as_cold(paths, cache) == [("utils.py", "JAX301", 3)]
+
+
+def test_editing_an_imported_module_changes_the_importers_findings(project: Path, tmp_path: Path):
+    cache = tmp_path / "cache"
+    paths = [project / "pkg"]
+    _same_as_cold(paths, cache)
+    # The helper now traces the value it is given through jit itself: train.py is unchanged, yet the
+    # project solve (and so train.py's signature) changes.
+    _write(project / "pkg" / "utils.py", "def clip_positive(v):\n    return v\n")
+    assert _same_as_cold(paths, cache) == []
+    _write(project / "pkg" / "utils.py", UTILS)
+    assert _same_as_cold(paths, cache) == [("utils.py", "JAX301", 3)]
+
+
+def test_a_new_importer_is_found(project: Path, tmp_path: Path):
+    cache = tmp_path / "cache"
+    _write(project / "pkg" / "train.py", UNTRACED_TRAIN)
+    paths = [project / "pkg" / "utils.py"]
+    assert _same_as_cold(paths, cache) == []
+    _write(project / "pkg" / "other.py", TRAIN)
+    assert _same_as_cold(paths, cache) == [("utils.py", "JAX301", 3)]
+    (project / "pkg" / "other.py").unlink()
+    assert _same_as_cold(paths, cache) == []
+
+
+def test_an_unchanged_run_parses_nothing(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    cache = tmp_path / "cache"
+    cold = _check([project / "pkg" / "utils.py"], cache)
+    monkeypatch.setattr(Linter, "analyze", lambda *_: pytest.fail("a file was parsed again"))
+    monkeypatch.setattr("jaxcheck.analyzer.engine.solve", lambda *_: pytest.fail("the project was solved again"))
+    warm = _check([project / "pkg" / "utils.py"], cache)
+    assert warm.diagnostics == cold.diagnostics and warm.files_checked == 1
+
+
+def test_an_edit_reparses_only_the_edited_file(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    cache = tmp_path / "cache"
+    _check([project / "pkg"], cache)
+    _write(project / "pkg" / "__init__.py", "# edited\n")
+    parsed: list[str] = []
+    analyze = Linter.analyze
+    monkeypatch.setattr(Linter, "analyze", lambda self, path, *rest: parsed.append(Path(path).name) or analyze(self, path, *rest))
+    assert _findings(_check([project / "pkg"], cache)) == [("utils.py", "JAX301", 3)]
+    assert parsed == ["__init__.py"]
+
+
+def test_a_corrupt_import_table_is_a_miss(project: Path, tmp_path: Path):
+    cache = tmp_path / "cache"
+    _check([project / "pkg" / "utils.py"], cache)
+    tables = list(cache.glob("imports-*.json"))
+    assert len(tables) == 1
+    table = json.loads(tables[0].read_text())
+    table["entries"] = [["x", {"@": "os.system"}]]
+    tables[0].write_text(json.dumps(table))
+    _write(project / "pkg" / "train.py", UNTRACED_TRAIN)  # a miss of the run record too
+    report = _check([project / "pkg" / "utils.py"], cache)
+    assert _findings(report) == [] and any("ignored 1 unusable cache entry" in note for note in report.notes)
+
+
+def test_editing_a_helper_changes_its_callers_findings_in_another_file(tmp_path: Path):
+    project = make_package(tmp_path, {
+        "draws.py": "import jax\n\ndef sample(key):\n    return jax.random.normal(key, (3,))\n",
+        "model.py": "from .draws import sample\n\ndef init(key):\n    a = sample(key)\n    b = sample(key)\n    return a, b\n",
+    })
+    cache = tmp_path / "cache"
+    paths = [project / "pkg"]
+    before = _same_as_cold(paths, cache)
+    assert [f for f in before if f[0] == "model.py"], before
+    _write(project / "pkg" / "draws.py", "def sample(key):\n    return key\n")
+    assert not [f for f in _same_as_cold(paths, cache) if f[0] == "model.py"]
+    _write(project / "pkg" / "draws.py", "import jax\n\ndef sample(key):\n    return jax.random.normal(key, (3,))\n")
+    assert _same_as_cold(paths, cache) == before
