@@ -1,5 +1,6 @@
 """The `jaxcheck` command line: `jaxcheck check [PATHS]`, `jaxcheck rule CODE|NAME|--all`,
-`jaxcheck config --schema`, `jaxcheck run script.py [ARGS]` / `jaxcheck run -m module [ARGS]`.
+`jaxcheck config --schema`, `jaxcheck server` (the language server over stdio),
+`jaxcheck run script.py [ARGS]` / `jaxcheck run -m module [ARGS]`.
 
 Exit codes: 0 clean, 1 findings, 2 usage, configuration or internal error; 130 and 143 when SIGINT or
 SIGTERM ended the run. `jaxcheck run` exits with the program's own status. JAX is imported only by
@@ -95,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_parser.add_argument("--config", type=Path, help="read settings from this TOML file instead of pyproject.toml")
     run_parser.add_argument("argv", nargs=argparse.REMAINDER, metavar="script.py [ARGS]",
                             help="the script and its arguments (with -m: the module's arguments)")
+    commands.add_parser("server", help="run the language server over stdio (needs the `server` extra: pygls)")
     config = commands.add_parser("config", help="show information about the settings")
     config.add_argument("--schema", action="store_true", required=True,
                         help="print the JSON Schema of [tool.jaxcheck]")
@@ -114,7 +116,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _config_schema()
     if args.command == "run":
         return _run(parser, args)
+    if args.command == "server":
+        return _server()
     return _check(args)
+
+
+def _server() -> int:
+    """`jaxcheck server`: the language server over stdio (imported only here: pygls is optional)."""
+    try:
+        from jaxcheck.lsp import serve
+    except ImportError as exc:
+        print(f"jaxcheck: error: `jaxcheck server` needs pygls ({exc}): pip install 'jaxcheck[server]'", file=sys.stderr)
+        return EXIT_ERROR
+    return serve()
 
 
 def _rule(args: argparse.Namespace) -> int:
