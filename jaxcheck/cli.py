@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import NoReturn, TextIO
 
 from jaxcheck.version import __version__
-from jaxcheck.analyzer.autofix import fix_files, write_fixed
 from jaxcheck.analyzer.cache import DEFAULT_CACHE_DIR
 from jaxcheck.analyzer.config import ConfigError, Settings, load_configuration
 from jaxcheck.analyzer.diagnostics import FileError
@@ -202,6 +201,8 @@ def _check(args: argparse.Namespace) -> int:
 
 def _diff(linter: Linter, report: CheckReport, unsafe: bool) -> int:
     """Print what the fixes would change; exit 1 when there is a change, 2 on errors."""
+    from jaxcheck.analyzer.autofix import fix_files  # loads LibCST: only when fixing
+
     results = fix_files(linter, report.diagnostics, unsafe)
     sys.stdout.write("".join(result.diff() for result in results if result.error is None))
     errors = [*report.errors, *(FileError(str(r.path), r.error) for r in results if r.error is not None)]
@@ -214,6 +215,8 @@ def _diff(linter: Linter, report: CheckReport, unsafe: bool) -> int:
 
 def _fix(linter: Linter, report: CheckReport, args: argparse.Namespace, cache_dir: Path | None) -> CheckReport:
     """Apply fixes and write the files, then check again: the report of what is left."""
+    from jaxcheck.analyzer.autofix import fix_files, write_fixed  # loads LibCST: only when fixing
+
     errors: list[FileError] = []
     applied = 0
     for result in fix_files(linter, report.diagnostics, args.unsafe_fixes):

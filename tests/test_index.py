@@ -137,3 +137,24 @@ def test_editing_a_helper_changes_its_callers_findings_in_another_file(tmp_path:
     assert not [f for f in _same_as_cold(paths, cache) if f[0] == "model.py"]
     _write(project / "pkg" / "draws.py", "import jax\n\ndef sample(key):\n    return jax.random.normal(key, (3,))\n")
     assert _same_as_cold(paths, cache) == before
+
+
+def test_the_catalogue_matches_the_rule_classes():
+    from jaxcheck.analyzer.catalogue import CATALOGUE, RuleEntry
+    from jaxcheck.analyzer.registry import all_rules
+
+    assert CATALOGUE == tuple(RuleEntry(r.code, r.name, r.default_enabled) for r in all_rules())
+
+
+def test_a_run_answered_from_the_index_never_imports_libcst(project: Path, tmp_path: Path):
+    import subprocess
+    import sys
+
+    from conftest import checkout_environment
+
+    command = [sys.executable, "-X", "importtime", "-m", "jaxcheck", "check", "--cache-dir", str(tmp_path / "c"), "pkg"]
+    runs = [subprocess.run(command, cwd=project, capture_output=True, text=True, env=checkout_environment(),
+                           check=False) for _ in range(2)]
+    assert [run.returncode for run in runs] == [1, 1] and runs[0].stdout == runs[1].stdout
+    imported = [{line.rsplit("|", 1)[-1].strip() for line in run.stderr.splitlines() if "|" in line} for run in runs]
+    assert "libcst" in imported[0] and "libcst" not in imported[1]

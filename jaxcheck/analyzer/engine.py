@@ -17,8 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from jaxcheck.analyzer.cache import ResultCache, fingerprint
 from jaxcheck.analyzer.config import Configuration, Settings
@@ -28,20 +27,22 @@ from jaxcheck.analyzer.files import read_file, real_path
 from jaxcheck.analyzer.index import ProjectFile, ProjectIndex, importers, project_file
 from jaxcheck.analyzer.outcome import FileOutcome
 from jaxcheck.analyzer.parallel import Checker, FileTask
-from jaxcheck.analyzer.parsing import ParseFailure, parse_source, run_with_deep_stack
 from jaxcheck.analyzer.progress import Progress
 from jaxcheck.analyzer.project import ModuleName, Stamp, importers_of, module_name_for, project_root, project_texts
-from jaxcheck.analyzer.registry import all_rules, selected_codes
-from jaxcheck.analyzer.rule import NodeFix, Report, RuleContext
-from jaxcheck.analyzer.semantics import SemanticModel
-from jaxcheck.analyzer.semantics.builder import ModelBuilder
-from jaxcheck.analyzer.semantics.records import ModuleRecords
+from jaxcheck.analyzer.registry import selected_codes
 from jaxcheck.analyzer.semantics.solver import Solution, solve
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
 from jaxcheck.analyzer.source import SourceDecodeError, decode_source, encode_source, source_lines
+from jaxcheck.analyzer.stack import run_with_deep_stack
 from jaxcheck.analyzer.suppression import Suppressions
-from jaxcheck.analyzer.walker import RuleWalker
 from jaxcheck.version import __version__
+
+if TYPE_CHECKING:  # these load LibCST: imported where a file is parsed, never on a run the index answers
+    import libcst as cst
+
+    from jaxcheck.analyzer.rule import NodeFix, Report, Rule
+    from jaxcheck.analyzer.semantics import SemanticModel
+    from jaxcheck.analyzer.semantics.records import ModuleRecords
 
 SYNTAX_ERROR_CODE = "JAX001"
 SYNTAX_ERROR_NAME = "syntax-error"
@@ -87,11 +88,23 @@ class Linter:
         settings = configuration.settings
         self.settings: Settings = settings
         self.codes = selected_codes(select if select is not None else settings.select, (*settings.ignore, *ignore))
-        self.rules = [rule for rule in all_rules() if rule.code in self.codes]
+        self._rules: list[type[Rule]] | None = None
+
+    @property
+    def rules(self) -> list[type[Rule]]:
+        """The enabled rule classes, imported on first use (they load LibCST)."""
+        if self._rules is None:
+            from jaxcheck.analyzer.registry import all_rules
+
+            self._rules = [rule for rule in all_rules() if rule.code in self.codes]
+        return self._rules
 
     # -------------------------------------------------------------------------------- one file
     def analyze(self, display_path: str, data: bytes, module: ModuleName) -> _Analysis | FileOutcome:
         """Decode, parse and model one file; an FileOutcome with JAX001 or an error when that fails."""
+        from jaxcheck.analyzer.parsing import ParseFailure, parse_source
+        from jaxcheck.analyzer.semantics.builder import ModelBuilder
+
         try:
             text = decode_source(data).text
         except SourceDecodeError as exc:
@@ -110,6 +123,10 @@ class Linter:
 
     def lint(self, analysis: _Analysis, solution: Solution) -> FileOutcome:
         """Run the enabled rules over an analysed file with a solved project state."""
+        from jaxcheck.analyzer.rule import RuleContext
+        from jaxcheck.analyzer.semantics import SemanticModel
+        from jaxcheck.analyzer.walker import RuleWalker
+
         ignored = self._per_file_ignores(analysis.display_path)
         model = SemanticModel(analysis.module, analysis.records, analysis.summary, solution)
         context = RuleContext(analysis.display_path, model)
@@ -288,7 +305,7 @@ class Linter:
 
     def _cache(self, directory: Path) -> ResultCache:
 
-        codes = [rule.code for rule in self.rules]
+        codes = sorted(self.codes)
         return ResultCache(directory, fingerprint(__version__, self.settings.model_dump_json(), codes, self.noqa))
 
     def _importer_summaries(self, root: Path, finder: FileFinder,

@@ -26,17 +26,14 @@ import ast
 import io
 import re
 import sys
-import threading
 import tokenize
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
 
 import libcst as cst
 
-DEEP_STACK_BYTES = 512 * 1024 * 1024
-DEEP_RECURSION_LIMIT = 100_000
+from jaxcheck.analyzer.stack import run_with_deep_stack as run_with_deep_stack  # re-exported: its old home
+
 MAX_EXPRESSION_DEPTH = 2500
 """LibCST parses nested binary operations in quadratic time (4,000 terms: about 5 s); CPython 3.11+
 rejects deeper ones itself, but 3.10 accepts them. Only files with a very long line are measured."""
@@ -64,7 +61,6 @@ _TRAILING_CONTINUATION = re.compile(r"\\(?=(?:\r\n|\r|\n)[ \t\f\r\n]*\Z)")
 MAX_STRING_RUN = 1000
 """Runs of adjacent string literals longer than this are shortened for LibCST (it fails near 3,000)."""
 
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,33 +176,3 @@ def _depth(tree: ast.AST) -> int:
         deepest = max(deepest, depth)
         stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
     return deepest
-
-
-def run_with_deep_stack(function: Callable[[], T]) -> T:
-    """Run `function` on a thread with a 512 MiB stack and a high recursion limit; re-raise its error.
-
-    The stack is reserved virtually, so only what deep inputs actually use is ever touched.
-    """
-    result: list[T] = []
-    error: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            result.append(function())
-        except BaseException as exc:  # handed to the caller's thread unchanged
-            error.append(exc)
-
-    previous_stack = threading.stack_size(DEEP_STACK_BYTES)
-    previous_limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(previous_limit, DEEP_RECURSION_LIMIT))
-    try:
-        # A daemon: when a signal ends the caller's wait, the process can exit without finishing it.
-        worker = threading.Thread(target=target, name="jaxcheck-deep-stack", daemon=True)
-        worker.start()
-        worker.join()
-    finally:
-        threading.stack_size(previous_stack)
-        sys.setrecursionlimit(previous_limit)
-    if error:
-        raise error[0]
-    return result[0]

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from jaxcheck.analyzer.rule import Rule
+from jaxcheck.analyzer.catalogue import CATALOGUE
+
+if TYPE_CHECKING:
+    from jaxcheck.analyzer.rule import Rule
 
 
 def all_rules() -> tuple[type[Rule], ...]:
@@ -24,7 +28,7 @@ def rule_by_code_or_name(key: str) -> type[Rule] | None:
 
 def is_known_selector(selector: str) -> bool:
     """True when `selector` is a code, or a prefix of at least one code (`JAX`, `JAX3`, `JAX30`)."""
-    return any(rule.code.startswith(selector) for rule in all_rules())
+    return any(rule.code.startswith(selector) for rule in CATALOGUE)
 
 
 def selected_codes(select: Iterable[str] | None, ignore: Iterable[str]) -> frozenset[str]:
@@ -37,7 +41,7 @@ def selected_codes(select: Iterable[str] | None, ignore: Iterable[str]) -> froze
     select = list(select) if select is not None else None
     ignore = list(ignore)
     enabled: set[str] = set()
-    for rule in all_rules():
+    for rule in CATALOGUE:  # the rules' codes without importing them (see .catalogue)
         chosen = _longest_prefix(rule.code, select) if select is not None else ("" if rule.default_enabled else None)
         if chosen is None or (not rule.default_enabled and len(chosen) < len("JAX9")):
             continue

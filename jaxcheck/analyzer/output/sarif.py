@@ -11,13 +11,16 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path, PurePath
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from jaxcheck.version import __version__
 from jaxcheck.analyzer.diagnostics import PROJECT_URL, RULE_DOCS_URL, Diagnostic, Fix, Range, display_column
 from jaxcheck.analyzer.output.context import PLAIN, OutputContext
 from jaxcheck.analyzer.registry import all_rules
-from jaxcheck.analyzer.rule import Rule
+
+if TYPE_CHECKING:  # the rule module loads LibCST, which a run answered from the project index never imports
+    from jaxcheck.analyzer.rule import Rule
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"

@@ -1,0 +1,144 @@
+"""Latency where users wait, on the real-world corpus, every target in one run (issue 13).
+
+    ../shared/corpus/fetch.sh .corpus && python bench/bench_latency.py .corpus
+
+The corpus is copied into a temporary project (with a pyproject.toml, so it is its own project root and
+edits touch only the copy). Measured in this process, like bench_corpus.py, each with a fresh linter
+and the project index in an empty cache folder:
+
+- bare LibCST parse of every file, and a cold `-j 2` check against it (target <= 0.8x);
+- an unchanged re-run of the whole corpus (target <= 0.3 s);
+- one file checked as a project, warm (target <= 0.3 s);
+- the whole corpus re-run after one file was edited (target <= 1 s);
+- the language server's case: an edited 1,000-line buffer checked in a warm process (target <= 100 ms).
+
+The command line's wall time for the two warm cases (a new interpreter: imports included) is printed
+too, with whether the run imported libcst. Machines are shared and noisy: compare ratios from one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import libcst
+
+from jaxcheck.analyzer.config import Configuration
+from jaxcheck.analyzer.engine import CheckReport, Linter
+from jaxcheck.analyzer.parsing import run_with_deep_stack
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+
+
+def bare_parse(files: list[Path]) -> float:
+    sources = [f.read_text(encoding="utf-8") for f in files]
+    start = time.perf_counter()
+    for source in sources:
+        libcst.parse_module(source)
+    return time.perf_counter() - start
+
+
+def timed(run: Callable[[], CheckReport]) -> tuple[float, CheckReport]:
+    start = time.perf_counter()
+    report = run()
+    return time.perf_counter() - start, report
+
+
+def check(paths: list[Path], cache: Path | None, jobs: int = 2) -> CheckReport:
+    return Linter(Configuration()).check_paths(paths, jobs=jobs, cache_dir=cache)
+
+
+def cli_seconds(paths: list[Path], cache: Path) -> tuple[float, bool]:
+    """Wall time of `python -m jaxcheck check` (a fresh interpreter), and whether it imported libcst."""
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPOSITORY), os.environ.get("PYTHONPATH", "")])}
+    command = [sys.executable, "-X", "importtime", "-m", "jaxcheck", "check", "-j", "2", "--cache-dir", str(cache),
+               "--exit-zero", "--format", "concise", *map(str, paths)]
+    start = time.perf_counter()
+    result = subprocess.run(command, capture_output=True, text=True, env=environment, check=False)
+    seconds = time.perf_counter() - start
+    return seconds, "| libcst\n" in result.stderr or result.stderr.rstrip().endswith("| libcst")
+
+
+def largest_importing_target(root: Path) -> Path:
+    """A module that other files import (so checking it alone solves it with its importers)."""
+    for candidate in ("flax/linen/module.py", "optax/_src/base.py", "equinox/_module.py"):
+        if (root / candidate).is_file():
+            return root / candidate
+    return sorted(root.rglob("*.py"), key=lambda p: p.stat().st_size)[-1]
+
+
+def thousand_lines(root: Path) -> Path:
+    """The corpus file closest to 1,000 lines."""
+    return min(root.rglob("*.py"), key=lambda p: abs(p.read_bytes().count(b"\n") - 1000))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("corpus", type=Path)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as temporary:
+        root = Path(temporary) / "corpus"
+        shutil.copytree(args.corpus, root, ignore=shutil.ignore_patterns(".*", "__pycache__"))
+        (root / "pyproject.toml").write_text("[project]\nname = 'corpus'\n")
+        cache = Path(temporary) / "cache"
+        files = sorted(root.rglob("*.py"))
+        parse_seconds = run_with_deep_stack(lambda: bare_parse(files))
+        cold_seconds, cold = timed(lambda: check([root], cache))
+        unchanged_seconds, unchanged = timed(lambda: check([root], cache))
+
+        target = largest_importing_target(root)
+        check([target], cache)  # the first run of this request fills the index with its importers
+        one_seconds, one = timed(lambda: check([target], cache))
+        one_cold = check([target], None)
+
+        edited = root / "optax" / "_src" / "base.py" if (root / "optax/_src/base.py").is_file() else files[0]
+        original = edited.read_bytes()
+        edited.write_bytes(original + b"\n# edited\n")
+        edit_seconds, after_edit = timed(lambda: check([root], cache))
+        edit_cold = check([root], None)
+        edited.write_bytes(original)
+        check([root], cache)
+
+        cli_unchanged, cli_unchanged_libcst = cli_seconds([root], cache)
+        cli_one, cli_one_libcst = cli_seconds([target], cache)
+
+        big = thousand_lines(root)
+        text = big.read_bytes()
+        big_lines = text.count(b"\n")
+        big_name = big.relative_to(root)
+        linter = Linter(Configuration())
+        linter.check_file_in_project(big, text)  # the server's warm process
+        server_times = []
+        for number in range(5):
+            text += f"\nedited_{number} = {number}\n".encode()
+            start = time.perf_counter()
+            linter.check_file_in_project(big, text)
+            server_times.append(time.perf_counter() - start)
+
+    same = (cold.diagnostics == unchanged.diagnostics and one.diagnostics == one_cold.diagnostics
+            and after_edit.diagnostics == edit_cold.diagnostics)
+    lines = sum(f.read_bytes().count(b"\n") for f in files)
+    print(f"corpus: {len(files)} files, {lines} lines; {len(cold.diagnostics)} findings; warm results "
+          f"{'identical to cold ones' if same else 'DIFFER from cold ones'}")
+    print(f"bare LibCST parse:                {parse_seconds:6.2f} s")
+    print(f"check -j 2, cold:                 {cold_seconds:6.2f} s  {cold_seconds / parse_seconds:5.2f}x parse"
+          "  (target <= 0.8x)")
+    print(f"unchanged re-run (corpus):        {unchanged_seconds:6.3f} s  (target <= 0.3 s)")
+    print(f"one file as a project, warm:      {one_seconds:6.3f} s  (target <= 0.3 s; {target.relative_to(root)}, "
+          f"{one.files_checked} file)")
+    print(f"corpus re-run after one edit:     {edit_seconds:6.3f} s  (target <= 1 s; {edited.relative_to(root)})")
+    print(f"server: edited {big_lines}-line buffer: {min(server_times) * 1000:6.1f} ms best, "
+          f"{sorted(server_times)[2] * 1000:.1f} ms median of 5  (target <= 100 ms; {big_name})")
+    print(f"CLI (new process) unchanged re-run: {cli_unchanged:5.2f} s, libcst imported: {cli_unchanged_libcst}")
+    print(f"CLI (new process) one file, warm:   {cli_one:5.2f} s, libcst imported: {cli_one_libcst}")
+
+
+if __name__ == "__main__":
+    main()
