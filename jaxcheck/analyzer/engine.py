@@ -28,7 +28,8 @@ from jaxcheck.analyzer.index import ProjectFile, ProjectIndex, importers, projec
 from jaxcheck.analyzer.outcome import FileOutcome
 from jaxcheck.analyzer.parallel import Checker, FileTask
 from jaxcheck.analyzer.progress import Progress
-from jaxcheck.analyzer.project import ModuleName, Stamp, importers_of, module_name_for, project_root, project_texts
+from jaxcheck.analyzer.project import (ModuleName, Stamp, imported_modules, module_name_for, project_root,
+                                       project_texts)
 from jaxcheck.analyzer.registry import selected_codes
 from jaxcheck.analyzer.semantics.solver import Solution, solve
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
@@ -315,9 +316,14 @@ class Linter:
         (flake8, pre-commit) reads the project once."""
         known = {real_path(path) for path in checked}
         texts = project_texts(p for p in (real_path(path) for path in finder.files([root])) if p not in known)
-        candidates = {path: (module, text) for path, (_, module, text) in texts.items()}
+        candidates = {}
+        for path, (stamp, module, text) in texts.items():
+            scanned = _IMPORTS.get(path)
+            if scanned is None or scanned[0] != stamp:
+                scanned = _IMPORTS[path] = (stamp, frozenset(imported_modules(text, module.package)))
+            candidates[path] = (module, scanned[1])
         summaries = []
-        for path in importers_of((m.name for m in checked.values()), candidates, known):
+        for path in importers((m.name for m in checked.values()), candidates):
             stamp, module, text = texts[path]
             key = (path, stamp, self.settings.extra_jit_decorators)
             summary = _IMPORTER_SUMMARIES.get(key)
@@ -368,6 +374,9 @@ class Linter:
 
 
 _IMPORTER_SUMMARIES: dict[tuple[Path, Stamp, tuple[str, ...]], ModuleSummary] = {}
+_IMPORTS: dict[Path, tuple[Stamp, frozenset[str]]] = {}
+"""The modules each project file may import, while its stamp is unchanged (a server re-checks on every
+edit: scanning the whole project's imports each time would cost more than linting the buffer)."""
 
 
 # ---------------------------------------------------------------------------------- module API
