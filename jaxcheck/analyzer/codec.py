@@ -12,6 +12,7 @@ import dataclasses
 import sys
 import types
 import typing
+from collections.abc import Callable
 from functools import cache
 from typing import Any, Literal, TypeVar, Union
 
@@ -40,68 +41,140 @@ def encode(value: object) -> object:
 
 def decode(hint: Any, data: object) -> Any:
     """The value of type `hint` that :func:`encode` turned into `data`; CodecError when it is not one."""
+    return _decoder(hint)(data)
+
+
+Decoder = Callable[[object], Any]
+
+
+@cache
+def _decoder(hint: Any) -> Decoder:
+    """A function that decodes data of type `hint`, built once per hint (a cache entry of a project
+    holds millions of values: reading the hints again for each one cost most of a warm run)."""
     if hint is type(None) or hint is None:
-        return _expect(data, type(None))
-    if hint in (bool, str):
-        return _expect(data, hint)
+        return lambda data: _expect(data, type(None))
+    if hint is bool or hint is str:
+        kind = hint
+
+        def plain(data: object) -> Any:
+            if type(data) is not kind and not isinstance(data, kind):
+                raise CodecError(f"expected {kind.__name__}, got {type(data).__name__}")
+            return data
+
+        return plain
     if hint is int:
-        if isinstance(data, bool):
-            raise CodecError("expected an int, got a bool")
-        return _expect(data, int)
+        return _decode_int
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return _decode_dataclass(hint, data)
+        return _dataclass_decoder(hint)
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is Literal:
-        if data not in args or type(data) not in {type(arg) for arg in args}:
-            raise CodecError(f"expected one of {args!r}")
-        return data
+        allowed = {(type(arg), arg) for arg in args}
+
+        def literal(data: object) -> Any:
+            if (type(data), data) not in allowed:
+                raise CodecError(f"expected one of {args!r}")
+            return data
+
+        return literal
     if origin in (Union, types.UnionType):
-        return _decode_union(args, data)
+        return _union_decoder(args)
+    if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+        members = [_decoder(arg) for arg in args]
+
+        def fixed(data: object) -> Any:
+            items = _expect(data, list)
+            if len(items) != len(members):
+                raise CodecError(f"expected {len(members)} items, got {len(items)}")
+            return tuple(member(item) for member, item in zip(members, items))
+
+        return fixed
     if origin in (tuple, frozenset, list):
-        items = _expect(data, list)
-        if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
-            if len(items) != len(args):
-                raise CodecError(f"expected {len(args)} items, got {len(items)}")
-            return tuple(decode(arg, item) for arg, item in zip(args, items))
-        decoded = [decode(args[0], item) for item in items]
-        return origin(decoded)
+        item_decoder = _lazy(args[0])
+        build = origin
+        empty = build() if origin is not list else None
+
+        def sequence(data: object) -> Any:
+            if type(data) is not list:
+                raise CodecError(f"expected list, got {type(data).__name__}")
+            if not data and empty is not None:  # most are empty: share the immutable empty value
+                return empty
+            decode_item = item_decoder()
+            return build([decode_item(item) for item in data])
+
+        return sequence
     if origin is dict:
-        pairs = _expect(data, list)
-        result = {}
-        for pair in pairs:
-            if not isinstance(pair, list) or len(pair) != 2:
-                raise CodecError("expected a [key, value] pair")
-            result[decode(args[0], pair[0])] = decode(args[1], pair[1])
-        return result
+        key_decoder, value_decoder = _lazy(args[0]), _lazy(args[1])
+
+        def mapping(data: object) -> Any:
+            decode_key, decode_value = key_decoder(), value_decoder()
+            result = {}
+            for pair in _expect(data, list):
+                if not isinstance(pair, list) or len(pair) != 2:
+                    raise CodecError("expected a [key, value] pair")
+                result[decode_key(pair[0])] = decode_value(pair[1])
+            return result
+
+        return mapping
     raise CodecError(f"unsupported type {hint!r}")
 
 
-def _decode_union(members: tuple[Any, ...], data: object) -> Any:
-    if isinstance(data, dict):  # a dataclass: its tag says which member
-        for member in members:
-            if isinstance(member, type) and dataclasses.is_dataclass(member) and data.get(_TAG) == member.__qualname__:
-                return _decode_dataclass(member, data)
-        raise CodecError(f"unexpected class tag {data.get(_TAG)!r}")
-    errors = []
-    for member in members:
-        if dataclasses.is_dataclass(member):
-            continue
-        try:
-            return decode(member, data)
-        except CodecError as exc:
-            errors.append(str(exc))
-    raise CodecError("; ".join(errors) or "no member of the union matches")
+def _lazy(hint: Any) -> Callable[[], Decoder]:
+    """The decoder of `hint`, built on first use (types may refer to themselves)."""
+    built: list[Decoder] = []
+
+    def get() -> Decoder:
+        if not built:
+            built.append(_decoder(hint))
+        return built[0]
+
+    return get
 
 
-def _decode_dataclass(cls: Any, data: object) -> Any:
-    fields = _expect(data, dict)
-    if fields.get(_TAG) != cls.__qualname__:
-        raise CodecError(f"expected a {cls.__qualname__}, got {fields.get(_TAG)!r}")
-    hints = _hints(cls)
+def _decode_int(data: object) -> Any:
+    if isinstance(data, bool):
+        raise CodecError("expected an int, got a bool")
+    return _expect(data, int)
+
+
+def _union_decoder(members: tuple[Any, ...]) -> Decoder:
+    tagged = {member.__qualname__: member for member in members
+              if isinstance(member, type) and dataclasses.is_dataclass(member)}
+    plain = [_lazy(member) for member in members if not dataclasses.is_dataclass(member)]
+
+    def union(data: object) -> Any:
+        if isinstance(data, dict):  # a dataclass: its tag says which member
+            member = tagged.get(data.get(_TAG))  # type: ignore[arg-type]
+            if member is None:
+                raise CodecError(f"unexpected class tag {data.get(_TAG)!r}")
+            return _decoder(member)(data)
+        errors = []
+        for decoder in plain:
+            try:
+                return decoder()(data)
+            except CodecError as exc:
+                errors.append(str(exc))
+        raise CodecError("; ".join(errors) or "no member of the union matches")
+
+    return union
+
+
+def _dataclass_decoder(cls: Any) -> Decoder:
     names = [f.name for f in dataclasses.fields(cls)]
-    if set(fields) != {_TAG, *names}:
-        raise CodecError(f"fields of {cls.__qualname__} do not match")
-    return cls(**{name: decode(hints[name], fields[name]) for name in names})
+    expected = {_TAG, *names}
+    fields: list[tuple[str, Callable[[], Decoder]]] = []
+
+    def dataclass(data: object) -> Any:
+        values = _expect(data, dict)
+        if values.get(_TAG) != cls.__qualname__:
+            raise CodecError(f"expected a {cls.__qualname__}, got {values.get(_TAG)!r}")
+        if len(values) != len(expected) or values.keys() != expected:
+            raise CodecError(f"fields of {cls.__qualname__} do not match")
+        if not fields:
+            hints = _hints(cls)
+            fields.extend((name, _lazy(hints[name])) for name in names)
+        return cls(**{name: decoder()(values[name]) for name, decoder in fields})
+
+    return dataclass
 
 
 @cache

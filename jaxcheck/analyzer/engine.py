@@ -100,6 +100,10 @@ class Linter:
             self._rules = [rule for rule in all_rules() if rule.code in self.codes]
         return self._rules
 
+    @rules.setter
+    def rules(self, rules: list[type[Rule]]) -> None:
+        self._rules = rules
+
     # -------------------------------------------------------------------------------- one file
     def analyze(self, display_path: str, data: bytes, module: ModuleName) -> _Analysis | FileOutcome:
         """Decode, parse and model one file; an FileOutcome with JAX001 or an error when that fails."""
@@ -229,7 +233,10 @@ class Linter:
         report.notes.extend(finder.notes)  # before the importer scan, which walks folders not given
         index = ProjectIndex(cache, root) if cache is not None else None
         checked = {path: project_file(Path(t.display_path), t.module, t.data) for path, t in tasks.items()}
-        others = self._project_files(root, finder, tasks) if index is not None else None
+        others = None
+        if index is not None:  # a run over the whole project has no other files to read
+            whole = any(path.is_dir() and real_path(path) == root for path in paths)
+            others = {} if whole else self._project_files(root, finder, tasks)
         run_key = None
         if index is not None and others is not None and not report.errors:
             run_key = index.run_key((), checked.values(), others.values())
@@ -268,7 +275,9 @@ class Linter:
                         stale[path] = tasks[path]
                         if keys is not None:
                             stale_keys[path] = ResultCache.solved_key(keys[path], signature)
-                outcomes.update(self._outcomes(checker, stale, solution, cache, stale_keys, None))
+                for path, outcome in self._outcomes(checker, stale, solution, cache, stale_keys, None).items():
+                    outcome.summary = outcome.summary or outcomes[path].summary
+                    outcomes[path] = outcome
         for outcome in outcomes.values():
             report.diagnostics.extend(outcome.diagnostics)
             report.errors.extend(outcome.errors)
@@ -300,8 +309,9 @@ class Linter:
         checked = dict(zip(missing, checker.check([tasks[path] for path in missing], solution, done)))
         if cache is not None and keys is not None:
             for path, outcome in checked.items():
-                if not outcome.errors:
-                    cache.store(keys[path], outcome)
+                if not outcome.errors:  # a solved result without the summary its file's own entry holds
+                    stored = outcome if solution is None else FileOutcome(outcome.diagnostics, [], None, outcome.signature)
+                    cache.store(keys[path], stored)
         return {path: cached[path] if path in cached else checked[path] for path in tasks}
 
     def _cache(self, directory: Path) -> ResultCache:
