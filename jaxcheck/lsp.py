@@ -27,7 +27,7 @@ from pygls.uris import to_fs_path
 
 from jaxcheck.analyzer.config import ConfigError, Configuration, load_configuration
 from jaxcheck.analyzer.diagnostics import Diagnostic, Fix
-from jaxcheck.analyzer.engine import Linter
+from jaxcheck.analyzer.engine import Linter, check_source
 from jaxcheck.analyzer.source import encode_source
 from jaxcheck.version import __version__
 
@@ -55,6 +55,14 @@ class JaxcheckServer(LanguageServer):
         self.state = _State()
 
     # ------------------------------------------------------------------------------ checking
+    def linter_for_document(self, path: Path) -> Linter:
+        """:meth:`linter_for`, or default settings (and a message) when the configuration is broken."""
+        try:
+            return self.linter_for(path)
+        except ConfigError as exc:
+            self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"jaxcheck: {exc}"))
+            return Linter(Configuration())
+
     def linter_for(self, path: Path) -> Linter:
         """The linter with the settings of the nearest configuration above `path` (ConfigError when
         that file is broken)."""
@@ -72,21 +80,17 @@ class JaxcheckServer(LanguageServer):
     def check(self, uri: str) -> None:
         """Check the document at `uri` as it is in the editor and publish its diagnostics."""
         document = self.workspace.get_text_document(uri)
-        fs_path = to_fs_path(uri)
-        if fs_path is None:
-            return
-        path = Path(fs_path)
+        fs_path = to_fs_path(uri) if uri.startswith("file:") else None
         try:
-            linter = self.linter_for(path)
-        except ConfigError as exc:
-            self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"jaxcheck: {exc}"))
-            linter = Linter(Configuration())
-        try:
-            report = linter.check_file_in_project(path, encode_source(document.source))
+            if fs_path is None:  # an unsaved buffer (`untitled:`): default settings, no project around it
+                report = check_source(document.source, uri)
+            else:
+                report = self.linter_for_document(Path(fs_path)).check_file_in_project(
+                    Path(fs_path), encode_source(document.source))
         except Exception as exc:  # the server must outlive any bug in a rule or the engine
             LOG.exception("checking %s failed", uri)
             self.window_log_message(types.LogMessageParams(types.MessageType.Error,
-                                                           f"jaxcheck: checking {fs_path} failed: {exc!r}"))
+                                                           f"jaxcheck: checking {uri} failed: {exc!r}"))
             return
         for error in report.errors:
             self.window_log_message(types.LogMessageParams(types.MessageType.Warning, f"jaxcheck: {error}"))

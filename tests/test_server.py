@@ -155,3 +155,19 @@ async def test_an_edited_thousand_line_file_is_checked_within_100_ms(client: Lan
 
 _SLOWDOWN = 3.0
 """Headroom for loaded CI machines; bench/bench_latency.py reports the figure itself."""
+
+
+async def test_unsaved_buffers_broken_settings_and_closing(client: LanguageClient) -> None:
+    uri = "untitled:Untitled-1"
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        types.TextDocumentItem(uri=uri, language_id="python", version=1, text=SOURCE)))
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert "JAX601" in [d.code for d in client.diagnostics[uri]]
+    (_root(client) / "broken").mkdir()
+    (_root(client) / "broken" / "pyproject.toml").write_text("[tool.jaxcheck]\nselect = ['NOPE']\n")
+    broken, diagnostics = await _open(client, "broken/model.py", SOURCE)
+    assert "JAX601" in [d.code for d in diagnostics]  # default settings, and the error shown
+    assert any("pyproject.toml" in m.message for m in client.messages)
+    client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=broken)))
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert not client.diagnostics[broken]
