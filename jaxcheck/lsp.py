@@ -35,6 +35,9 @@ LOG = logging.getLogger(__name__)
 
 SHOW_DOCUMENTATION = "jaxcheck.showRuleDocumentation"
 SOURCE = "jaxcheck"
+WALK_MAX_AGE = 10.0
+"""Seconds the listing of the project's files is reused between checks (walking a large project with
+its `.gitignore` files costs more than linting the edited buffer); a new file is seen after that."""
 _NOQA = re.compile(r"#\s*noqa(?::\s?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 
 
@@ -86,7 +89,7 @@ class JaxcheckServer(LanguageServer):
                 report = check_source(document.source, uri)
             else:
                 report = self.linter_for_document(Path(fs_path)).check_file_in_project(
-                    Path(fs_path), encode_source(document.source))
+                    Path(fs_path), encode_source(document.source), walk_max_age=WALK_MAX_AGE)
         except Exception as exc:  # the server must outlive any bug in a rule or the engine
             LOG.exception("checking %s failed", uri)
             self.window_log_message(types.LogMessageParams(types.MessageType.Error,

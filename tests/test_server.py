@@ -153,8 +153,9 @@ async def test_an_edited_thousand_line_file_is_checked_within_100_ms(client: Lan
     assert min(times) < 0.1 * _SLOWDOWN, times
 
 
-_SLOWDOWN = 3.0
-"""Headroom for loaded CI machines; bench/bench_latency.py reports the figure itself."""
+_SLOWDOWN = 5.0
+"""Headroom for loaded, shared CI machines (this guards against gross regressions; bench/bench_latency.py
+measures the figure itself)."""
 
 
 async def test_unsaved_buffers_broken_settings_and_closing(client: LanguageClient) -> None:

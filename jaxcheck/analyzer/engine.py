@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fnmatch
 import gc
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -211,11 +212,28 @@ class Linter:
             return run_with_deep_stack(lambda: self._check_paths(
                 paths, force_exclude=force_exclude, jobs=jobs, cache=cache, progress=progress))
 
-    def check_file_in_project(self, path: Path, data: bytes) -> CheckReport:
+    def check_file_in_project(self, path: Path, data: bytes, *, walk_max_age: float = 0.0) -> CheckReport:
         """Check one file whose current text is `data` (an editor buffer, flake8's lines), with the
-        rest of the project read from disk for cross-module tracing."""
+        rest of the project read from disk for cross-module tracing. The file is parsed once and linted
+        once, with the solve of its summary and its importers' (the results of :meth:`check_paths`).
+
+        `walk_max_age` reuses this process's listing of the project's files while it is at most that
+        many seconds old (a language server checks on every edit; a new file is seen after that delay).
+        """
         with acyclic_allocations():
-            return run_with_deep_stack(lambda: self._check_paths([path], {path: data}))
+            return run_with_deep_stack(lambda: self._check_in_project(path, data, walk_max_age))
+
+    def _check_in_project(self, path: Path, data: bytes, walk_max_age: float) -> CheckReport:
+        root = project_root(path)
+        module = module_name_for(path)
+        analysis = self.analyze(str(path), data, module)
+        if isinstance(analysis, FileOutcome):
+            outcome = analysis
+        else:
+            finder = FileFinder(self.settings.all_excludes, root)
+            summaries = [analysis.summary, *self._importer_summaries(root, finder, {path: module}, walk_max_age)]
+            outcome = self.lint(analysis, solve(summaries))
+        return CheckReport(_deduplicated(outcome.diagnostics), list(outcome.errors), 1)
 
     def _check_paths(self, paths: Sequence[Path], texts: dict[Path, bytes] | None = None, *,
                      force_exclude: bool = False, jobs: int = 1, cache: ResultCache | None = None,
@@ -319,13 +337,13 @@ class Linter:
         codes = sorted(self.codes)
         return ResultCache(directory, fingerprint(__version__, self.settings.model_dump_json(), codes, self.noqa))
 
-    def _importer_summaries(self, root: Path, finder: FileFinder,
-                            checked: dict[Path, ModuleName]) -> list[ModuleSummary]:
+    def _importer_summaries(self, root: Path, finder: FileFinder, checked: dict[Path, ModuleName],
+                            walk_max_age: float = 0.0) -> list[ModuleSummary]:
         """Summaries of project modules outside the checked set that import a checked module. Texts and
         summaries are kept per process while files are unchanged, so checking many files one by one
         (flake8, pre-commit) reads the project once."""
         known = {real_path(path) for path in checked}
-        texts = project_texts(p for p in (real_path(path) for path in finder.files([root])) if p not in known)
+        texts = project_texts(p for p in _project_listing(root, finder, walk_max_age) if p not in known)
         candidates = {}
         for path, (stamp, module, text) in texts.items():
             scanned = _IMPORTS.get(path)
@@ -385,6 +403,20 @@ class Linter:
 
 _IMPORTER_SUMMARIES: dict[tuple[Path, Stamp, tuple[str, ...]], ModuleSummary] = {}
 _IMPORTS: dict[Path, tuple[Stamp, frozenset[str]]] = {}
+_LISTINGS: dict[tuple[Path, tuple[str, ...]], tuple[float, list[Path]]] = {}
+
+
+def _project_listing(root: Path, finder: FileFinder, max_age: float) -> list[Path]:
+    """The real paths of every project file under `root`, walked again when the last walk with the same
+    excludes is older than `max_age` seconds (0: always)."""
+    key = (root, finder.excludes)
+    known = _LISTINGS.get(key)
+    now = time.monotonic()
+    if known is not None and now - known[0] <= max_age:
+        return known[1]
+    listing = [real_path(path) for path in finder.files([root])]
+    _LISTINGS[key] = (now, listing)
+    return listing
 """The modules each project file may import, while its stamp is unchanged (a server re-checks on every
 edit: scanning the whole project's imports each time would cost more than linting the buffer)."""
 
