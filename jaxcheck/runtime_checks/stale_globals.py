@@ -1,16 +1,23 @@
-"""JAX101 at run time: globals and closure cells read while tracing, checked by identity on every call.
+"""JAX101 at run time: globals and closure cells read while tracing, checked by identity on every call,
+and for values that can change in place, by value on calls 2, 4, 8, ... (then every 1024th).
 
 At trace time the function and the user helpers it reaches are scanned for `LOAD_GLOBAL` and free-variable
 reads; data values (numbers, strings, arrays, containers) are recorded. Each call runs a generated,
 unrolled identity check (`holder.get(name) is not value or ...`), inlined into the forwarder. A change
 found on a call that did not retrace is a stale read: the compiled program still holds the old value.
+
+In-place changes (`CONFIG["lr"] = 0.01`, `TABLE[0] = 5`) keep the object, so identity misses them: after
+a trace, NumPy arrays (up to 100,000 elements) and config-like containers (dicts, lists, tuples and sets
+of numbers, strings, booleans and None, up to 1,000 items) are copied, and compared with what they hold
+now on a doubling schedule of calls, which costs nothing per call but a counter decrement. Containers of
+other objects (caches, registries) are left alone: what a trace reads from them is not known.
 """
 
 from __future__ import annotations
 
 import dis
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -31,6 +38,8 @@ class Read:
     value: Any
     path: str
     line: int
+    snapshot: Any = None
+    """A copy of a value that can change in place (see the module docstring), taken after the trace."""
 
     def now(self) -> Any:
         """The value the name has now (`_MISSING` when deleted)."""
@@ -104,6 +113,54 @@ def record_reads(fun: Any, limit: int = 200) -> list[Read]:
     return list(reads.values())
 
 
+_SCALARS = (int, float, complex, str, bytes, bool, type(None))
+_COPIED_ARRAY_SIZE = 100_000
+_COPIED_ITEMS = 1_000
+
+
+def with_snapshots(reads: list[Read]) -> list[Read]:
+    """`reads` with a copy of each value that can change in place and is worth watching."""
+    return [replace(read, snapshot=_snapshot(read.value)) for read in reads]
+
+
+def _snapshot(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.copy() if value.size <= _COPIED_ARRAY_SIZE and value.flags.writeable else None
+    if isinstance(value, (dict, list, set)) and _config_like(value, [_COPIED_ITEMS]):
+        return _copy(value)
+    return None
+
+
+def _config_like(value: Any, budget: list[int]) -> bool:
+    """Numbers, strings, booleans and None, in dicts, lists, tuples and sets, at most `budget` items."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        return False
+    if isinstance(value, _SCALARS):
+        return True
+    if isinstance(value, dict):
+        return all(_config_like(k, budget) and _config_like(v, budget) for k, v in value.items())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return all(_config_like(item, budget) for item in value)
+    return False
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy(item) for item in value]
+    if isinstance(value, set):
+        return set(value)
+    return value  # tuples of scalars and scalars are immutable
+
+
+def mutated(reads: list[Read]) -> list[tuple[Read, Any]]:
+    """`(read, value now)` for each watched value that is still the same object but holds other data."""
+    return [(read, read.value) for read in reads
+            if read.snapshot is not None and read.now() is read.value and not same_value(read.snapshot, read.value)]
+
+
 def identity_test(reads: list[Read], namespace: dict[str, Any]) -> str:
     """A Python expression, true when any recorded value is no longer the same object: one unrolled
     identity comparison per read (tens of nanoseconds per call). The objects it names are put into
@@ -144,7 +201,7 @@ def same_value(old: Any, new: Any) -> bool:
         return False
     if hasattr(old, "shape") and hasattr(old, "dtype"):
         same_kind = old.shape == new.shape and old.dtype == new.dtype
-        return bool(same_kind and np.array_equal(np.asarray(old), np.asarray(new)))
+        return bool(same_kind and np.array_equal(np.asarray(old), np.asarray(new), equal_nan=old.dtype.kind in "fc"))
     try:
         return bool(old == new)
     except Exception:  # noqa: BLE001 - an object whose == fails is simply not known to be equal
