@@ -68,6 +68,7 @@ class CheckedFunction:
         self.code = getattr(self.user_fun, "__code__", None)
         self.reads: list[stale_globals.Read] = []
         self._clock = [0]  # calls left before the next comparison of in-place changeable values
+        self._reported_mutations: set[str] = set()
         self._mutation_interval = 1
         self.traced = False  # set by each trace, cleared by the next call's slow path
         self.watch = False  # keys to track on every call
@@ -106,6 +107,7 @@ class CheckedFunction:
             out = self.fun(*args, **kwargs)
         self.reads = guarded(stale_globals.with_snapshots, reads) or reads
         self._mutation_interval, self._clock[0] = 1, 1
+        self._reported_mutations.clear()  # the new program holds what the values are now
         watch_reads(self.forwarder, self.reads, self._clock)
         guarded(self._count_trace, args, kwargs)
         return out
@@ -153,15 +155,15 @@ class CheckedFunction:
 
     def _report_mutated(self) -> None:
         reporter = current().reporter
-        found = stale_globals.mutated(self.reads)
-        for read, now in found:
-            message = (f"`{self._name}` read `{read.name}` while tracing ({stale_globals.short(read.snapshot)}); it has "
-                       f"since been changed in place to {stale_globals.short(now)}, but the cached program still "
+        for read, old, now in stale_globals.mutated(self.reads):
+            if read.name in self._reported_mutations:
+                continue  # once per global: the program stays stale until it retraces
+            self._reported_mutations.add(read.name)
+            message = (f"`{self._name}` read `{read.name}` while tracing ({stale_globals.short(old)}); it has since "
+                       f"been changed in place ({stale_globals.change(old, now)}), but the cached program still "
                        "uses the old contents")
             fix = f"pass `{read.name}` as an argument (static if it is a Python value), or call `.clear_cache()`"
             reporter.emit(diagnostic("JAX101", (read.path, read.line), message, fix))
-        if found:
-            self.reads = stale_globals.with_snapshots(self.reads)  # report each change once
 
     def _after_trace(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         settings = current().settings

@@ -199,6 +199,17 @@ CACHE["other"] = object()  # a cache of objects, not data the trace baked in
 STEPS[0] = 1  # the same contents
 f(jnp.ones(3)); f(jnp.ones(3)); f(jnp.ones(3))
 """),
+    Program("unread_items_changed_in_place", """
+CONFIG = {"lr": 0.1, "epoch": 0}
+BUF = np.zeros((4, 3))
+@jax.jit
+def f(x):
+    return x * CONFIG["lr"] + jnp.zeros(BUF.shape[1])
+for epoch in range(8):
+    CONFIG["epoch"] = epoch  # an item the trace never read
+    BUF[epoch % 4] = epoch  # read only for its shape
+    f(jnp.ones(3))
+"""),
     Program("debug_print", """
 @jax.jit
 def f(x):

@@ -94,6 +94,8 @@ _OBJECT_FACTORIES = {
 }
 """Calls whose result is an object with impure methods, tracked through assignments."""
 _PATH_METHODS = frozenset({"joinpath", "with_name", "with_suffix", "with_stem", "resolve", "absolute", "expanduser"})
+_PURE_PREFIXES = ("jax.", "builtins.", "numpy.", "math.", "logging.")
+"""Callables that never replace what a container passed to them holds."""
 _EXTERNAL_PREFIXES = ("builtins.", "jax.", "numpy.", "math.", "functools.", "typing.")
 
 
@@ -735,11 +737,20 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
             self._eval_target_parts(target.value)
 
     def _forget_structure(self, target: cst.BaseExpression) -> None:
-        """After an item store or a mutating method call on `target`, what is known of the fields and the
-        returned structure of its root name may be stale (`params["w"] = np.zeros(3)`)."""
+        """After an item store or a mutating method call on `target`, or after passing it to a callee that
+        may change it, what is known of the fields and the returned structure of its root name, and of
+        every name sharing that structure (`p = params`, `enc = params["enc"]`), may be stale
+        (`params["w"] = np.zeros(3)`)."""
         root = chain_root(target)
-        if isinstance(root, cst.Name) and root.value in self.scope.env:
-            self.scope.env[root.value] = self.scope.env[root.value].without_structure()
+        if not isinstance(root, cst.Name):
+            return
+        changed = self.scope.load(root.value)
+        if changed.fields is None and changed.returned is None:
+            return
+        env = self.scope.env
+        for name, value in list(env.items()):
+            if value is changed or value.shares_structure(changed):
+                env[name] = value.without_structure()
 
     def _iteration_value(self, iterable: cst.BaseExpression, value: Value) -> Value:
         """The value bound to a loop or comprehension target iterating over `iterable`."""
@@ -1230,6 +1241,9 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
             if name in PROBE_CALLS and node.args:
                 self._note_probe(node.args[0].value)
         args = early_args if early_args is not None else [self._eval(arg.value) for arg in node.args]
+        if name is None or not name.startswith(_PURE_PREFIXES):
+            for arg in node.args:  # `to_numpy(params)` may replace what `params` holds
+                self._forget_structure(arg.value)
         function_key = self._function_key
         staged = Value(frozenset({StagedDep(function_key)}))
         transform = self.transforms.get(name) if name is not None else None

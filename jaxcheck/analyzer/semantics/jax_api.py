@@ -284,8 +284,12 @@ NON_CONSUMING_RANDOM = frozenset(
     for name in ("key", "PRNGKey", "fold_in", "wrap_key_data", "clone", "key_data", "key_impl", "default_prng_impl")
 )
 KEY_KEYWORDS = frozenset({"key", "rng", "rng_key", "prng_key", "prngkey"})
-"""Keywords through which library callables take a PRNG key (`eqx.nn.Linear(2, 2, key=k)`); a longer
-`*_key` (`sort_key=`, `strict_map_key=`) names something else."""
+"""Keywords through which JAX-ecosystem callables take a PRNG key (`eqx.nn.Linear(2, 2, key=k)`); a
+longer `*_key` (`sort_key=`, `strict_map_key=`) names something else."""
+KEY_TAKING_LIBRARIES = ("equinox.", "flax.", "haiku.", "numpyro.", "distrax.", "optax.", "blackjax.", "diffrax.",
+                        "jraph.", "jax.random.", "penzai.", "levanter.", "jmp.", "rlax.", "chex.")
+"""Libraries whose `key=`/`rng=` is a PRNG key; elsewhere `key=` is a sort key (`sorted`, `itertools.groupby`,
+`heapq.nlargest`, pandas) and `rng=` may be a NumPy generator."""
 KEY_NEUTRAL_PREFIXES = ("builtins.", "jax.", "numpy.", "logging.", "typing.")
 """Callables that read, print, store or move a key without drawing from it (`print`, `isinstance`,
 `jax.device_put`, JAX internals); `jax.random` and the lax bodies are decided separately."""

@@ -241,7 +241,15 @@ class SemanticModel:
 
     def is_numpy_array(self, node: cst.BaseExpression) -> bool:
         """True when `node` is a NumPy array made from concrete values (`np.eye(4)`, a module-level table)."""
-        return bool(self.value_of(node).flags & NUMPY_ARRAY)
+        return bool(self.value_of(node).flags & NUMPY_ARRAY) and self._facts_hold(node)
+
+    def _facts_hold(self, node: cst.BaseExpression) -> bool:
+        """False for an outer variable some function rebinds through `global`/`nonlocal`
+        (`global TABLE; TABLE = jnp.asarray(TABLE)`): what the model knew of its type may no longer hold."""
+        if not isinstance(node, cst.Name):
+            return True
+        outer = self.records.outer_names.get(id(node))
+        return outer is None or not self.records.history.written_from_function(outer.scope, node.value)
 
     def is_numpy_generator(self, node: cst.BaseExpression) -> bool:
         return bool(self.value_of(node).flags & NUMPY_GENERATOR)
@@ -294,6 +302,8 @@ class SemanticModel:
         one by some visible call, or what a project function returns where every `return` holds one
         (`init(k)["enc"]["w"]` of `return {"enc": {"w": jax.random.normal(k, s)}}`)."""
         value = self.value_of(node)
+        if not self._facts_hold(node):
+            return False
         if value.flags & JAX_ARRAY or self._is_array_attribute(node):
             return True
         if value.returned is not None and self._returns_array(value.returned):
@@ -472,14 +482,14 @@ class SemanticModel:
 
     def _receives_key(self, call: cst.Call, position: int | None, keyword: str | None) -> bool:
         """True when the call hands this argument to something that draws from it: a project function
-        passing that parameter to a consuming `jax.random` call, or a library callable's key-like keyword
-        (`eqx.nn.Linear(2, 2, key=k)`)."""
+        passing that parameter to a consuming `jax.random` call, or a JAX-ecosystem callable's key keyword
+        (`eqx.nn.Linear(2, 2, key=k)`; not `itertools.groupby(xs, key=f)`)."""
         name = self.call_name(call)
         if name is None:
             return False
         callee = self.solution.function_named(name)
         if callee is None:
-            return keyword in jax_api.KEY_KEYWORDS and not name.startswith(jax_api.KEY_NEUTRAL_PREFIXES)
+            return keyword in jax_api.KEY_KEYWORDS and name.startswith(jax_api.KEY_TAKING_LIBRARIES)
         return not self._draws_nothing(call, position, keyword)
 
     def _draws_nothing(self, call: cst.Call, position: int | None, keyword: str | None) -> bool:

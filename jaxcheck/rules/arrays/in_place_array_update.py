@@ -100,6 +100,12 @@ class InPlaceArrayUpdate(Rule):
               "params = init(jax.random.key(0))\nparams['w'][0] = 1.0\n"),
         Valid("import jax\ndef init(key):\n    return {'w': jax.random.normal(key, (3,))}\n"
               "def reset(params, name):\n    params[name][0] = 0.0\n"),
+        Valid("import jax\nimport numpy as np\ndef init(key):\n    return {'b': jax.random.normal(key, (2,))}\n"
+              "def a(k):\n    params = init(k)\n    p = params\n    p['b'] = np.zeros(2)\n    params['b'][0] = 1.0\n"),
+        Valid("import jax\nimport numpy as np\ndef init(key):\n    return {'b': jax.random.normal(key, (2,))}\n"
+              "def to_numpy(p):\n    p['b'] = np.asarray(p['b'])\n"
+              "def a(k):\n    params = init(k)\n    to_numpy(params)\n    params['b'][0] = 1.0\n"),
+        Valid("import jax.numpy as jnp\nimport numpy as np\nd = {'a': jnp.zeros(3), 'a': np.zeros(3)}\nd['a'][0] = 1\n"),
         Valid("import jax.numpy as jnp\nstate = {'w': jnp.zeros(3), 'steps': [0]}\nstate['steps'][0] = 1\n"),
     )
     INVALID = (

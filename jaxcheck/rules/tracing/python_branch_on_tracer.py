@@ -133,6 +133,9 @@ class PythonBranchOnTracer(Rule):
                 "@jax.jit\ndef step(x):\n    return pick(x.sum() > 0, x, -x)\n", 6, 12),
         Invalid("import jax\n@jax.jit\ndef f(x, names):\n    extra = set(names) - {'a'}\n    if x.sum() > len(extra):\n"
                 "        return x\n    return -x\n", 5, 8),
+        # A test on the operands themselves is a shape dispatch, not an eager mode switch.
+        Invalid("import jax\nfrom jax import lax\n@jax.jit\ndef f(x):\n    if x.ndim == 0:\n"
+                "        return x if x > 0 else -x\n    else:\n        return lax.map(lambda v: v, x)\n", 6, 21),
         # Unannotated, the module's class is known from what the calls pass.
         Invalid("import jax\nimport jax.numpy as jnp\nimport equinox as eqx\nclass MLP(eqx.Module):\n    w: jax.Array\n"
                 "    def __call__(self, x):\n        if x.mean() > 0:\n            return self.w @ x\n        return x\n"

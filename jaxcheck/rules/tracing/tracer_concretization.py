@@ -106,6 +106,8 @@ class TracerConcretization(Rule):
         Valid("import jax\nweights = [1.0, 2.0]\n@jax.jit\ndef f(x):\n    return x * weights[0]\n"),
         Valid("import jax\nimport math\n@jax.jit\ndef f(x):\n    return x * math.sqrt(x.ndim)\n"),
         Valid("import jax\nimport numpy as np\n@jax.jit\ndef f(x):\n    return np.sum(x)\n"),
+        Valid("import jax\nimport jax.numpy as jnp\nimport numpy as np\nTABLE = np.eye(4)\ndef setup():\n"
+              "    global TABLE\n    TABLE = jnp.asarray(TABLE)\n@jax.jit\ndef f(i):\n    return TABLE[i].sum()\n"),
         Valid("import jax\nimport numpy as np\nSQUARES = np.arange(10)\n@jax.jit\ndef f(x):\n    return x * SQUARES[3]\n"),
         Valid("import jax\nimport jax.numpy as jnp\nimport numpy as np\nSQUARES = jnp.asarray(np.arange(10))\n"
               "@jax.jit\ndef f(i):\n    return SQUARES[i]\n"),
