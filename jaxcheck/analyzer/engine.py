@@ -271,14 +271,18 @@ class Linter:
 
     def _importer_summaries(self, root: Path, finder: FileFinder,
                             checked: dict[Path, ModuleName]) -> list[ModuleSummary]:
-        """Summaries of project modules outside the checked set that import a checked module. Texts and
+        """Summaries of project modules outside the checked set that import a checked module, and of the
+        `conftest.py` files pytest loads before a checked file (they may enable x64 for it). Texts and
         summaries are kept per process while files are unchanged, so checking many files one by one
         (flake8, pre-commit) reads the project once."""
         known = {real_path(path) for path in checked}
         texts = project_texts(p for p in (real_path(path) for path in finder.files([root])) if p not in known)
         candidates = {path: (module, text) for path, (_, module, text) in texts.items()}
+        folders = {parent for path in known for parent in path.parents}
+        conftests = [path for path in candidates if path.name == "conftest.py" and path.parent in folders]
         summaries = []
-        for path in importers_of((m.name for m in checked.values()), candidates, known):
+        importers = importers_of((m.name for m in checked.values()), candidates, known)
+        for path in [*importers, *(c for c in conftests if c not in importers)]:
             stamp, module, text = texts[path]
             key = (path, stamp, self.settings.extra_jit_decorators)
             summary = _IMPORTER_SUMMARIES.get(key)
