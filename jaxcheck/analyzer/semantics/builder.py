@@ -919,15 +919,13 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
 
     def _string(self, node: cst.CSTNode) -> Value:
         assert isinstance(node, cst.SimpleString)
-        text = node.value
-        if len(text) < 40:
-            lowered = text.lower()
-            if "jax_enable_x64" in lowered:
-                self.enables_x64 = True
-            elif text.strip("'\"").lower() in jax_api.WIDE_DTYPE_STRINGS:
-                self.wide_dtypes = True
-        elif "jax_enable_x64" in text.lower():
+        # The text between the quotes, prefix (`b`, `r`) and quotes dropped; not `evaluated_value`, whose
+        # `literal_eval` would warn about the linted code's invalid escapes (`"\d"`) on Python 3.12+.
+        text = node.raw_value.lower()
+        if "jax_enable_x64" in text:
             self.enables_x64 = True
+        elif len(text) < 40 and text in jax_api.WIDE_DTYPE_STRINGS:
+            self.wide_dtypes = True
         return UNKNOWN
 
     def _note_annotations(self, node: cst.FunctionDef) -> None:

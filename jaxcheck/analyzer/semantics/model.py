@@ -152,11 +152,12 @@ class SemanticModel:
 
     def runs_jax_work(self, node: cst.Call) -> bool:
         """True when the call dispatches JAX computation that runs asynchronously and returns arrays
-        before it finishes: a `jax.numpy`/`lax`/`random`/`nn`/`scipy` function, a call of a function a
+        (one, or a tuple of them) before it finishes: a `jax.numpy`/`lax`/`random`/`nn`/`scipy` function
+        other than key management (`jax.random.split`, `fold_in`: not work worth timing), a call of a function a
         transform is applied to (`@jax.jit`), of a name bound to a transform's result (`step =
         jax.jit(f)`), or of a transform's result at once (`jax.jit(f)(x)`)."""
         name = self.call_name(node)
-        if name is not None and jax_api.returns_array(name):
+        if name is not None and jax_api.dispatches_work(name):
             return True
         if id(node) in self.records.transformed_calls or id(node.func) in self.records.called_transforms:
             return True

@@ -64,6 +64,8 @@ class InPlaceArrayUpdate(Rule):
     VALID = (
         # A gradient of a pytree is a pytree; an attribute some method stores a NumPy array in may be one.
         Valid("import jax\ndef f(p):\n    return p[0] * p[1]\ng = jax.grad(f)([1.0, 2.0])\ng[0] = 0.0\n"),
+        # `eigh` returns a tuple of arrays, not an array: `.at[]` advice would be wrong (Python's TypeError says it)
+        Valid("import jax.numpy as jnp\nres = jnp.linalg.eigh(m)\nres[0] = jnp.abs(res[0])\n"),
         Valid("import jax.numpy as jnp\nimport numpy as np\nclass Buffer:\n    def __init__(self, n):\n"
               "        self.data = jnp.zeros(n)\n    def to_host(self):\n        self.data = np.asarray(self.data)\n"
               "    def push(self, i, v):\n        self.data[i] = v\n"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from jaxcheck.analyzer import codegen
 from jaxcheck.analyzer.rule import Invalid, Rule, Valid, static_hint
 from jaxcheck.analyzer.semantics.jax_api import CONCRETE_METHODS, is_array_call
 
@@ -124,7 +125,9 @@ class TracerConcretization(Rule):
         Invalid("import jax\nimport numpy as np\n@jax.jit\ndef f(x, j):\n    return np.eye(4)[j] + x\n", 5, 22,
                 "NumPy array"),
         Invalid("import jax\nimport numpy as np\nTABLE = np.arange(10) ** 2\nSQUARES = np.arange(10)\n"
-                "@jax.jit\ndef f(i):\n    return SQUARES[i]\n", 7, 20, "jnp.asarray(table)[i]"),
+                "@jax.jit\ndef f(i):\n    return SQUARES[i]\n", 7, 20, "`jnp.asarray(SQUARES)[i]`"),
+        Invalid("import jax\nimport numpy as np\nLUT = np.ones((8, 4))\n@jax.jit\ndef f(k, x):\n"
+                "    return LUT[k, 1:] * x\n", 6, 16, "`jnp.asarray(LUT)[k, 1:]`"),
         Invalid("import jax\n@jax.jit\ndef f(labels, n):\n    return jax.nn.one_hot(labels, num_classes=n)\n", 4, 47),
         # A lambda bound to a name and jitted later is analysed like a `def`.
         Invalid("import jax\ng = lambda i: int(i) + 1\nh = jax.jit(g)\n", 2, 15),
@@ -170,9 +173,10 @@ class TracerConcretization(Rule):
             if not (isinstance(index, cst.Index) and self.model.is_traced(index.value)):
                 continue
             if numpy:
+                array, indices = codegen.source(node.value), codegen.index(node.slice)
+                hint = f"jnp.asarray({array})[{indices}]" if len(array) + len(indices) <= 60 else "jnp.asarray(...)[...]"
                 self.report(index.value, f"indexing a NumPy array needs a concrete index but the index is traced "
-                                         f"under {self.transform_name()}; index a JAX array instead: "
-                                         "`jnp.asarray(table)[i]`")
+                                         f"under {self.transform_name()}; index a JAX array instead: `{hint}`")
             else:
                 self.report(index.value, f"indexing a Python list, tuple or dict needs a concrete key but the "
                                          f"index is traced under {self.transform_name()}; stack the items with "
