@@ -1301,6 +1301,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
             if jax_api.is_array_call(name):
                 flags = BOOL_MASK if name in jax_api.BOOL_RESULT_CALLS else 0
                 flags |= JAX_ARRAY if jax_api.returns_array(name) else 0
+                flags |= PYTHON_CONTAINER if name in jax_api.TUPLE_RESULT_CALLS else 0  # `w, v = eigh(m)`
                 shape = shapes.created_shape(name, node, self._certain_shape) if flags & JAX_ARRAY else None
                 return replace(combine((staged, *args), flags), shape=shape) if shape is not None \
                     else combine((staged, *args), flags)

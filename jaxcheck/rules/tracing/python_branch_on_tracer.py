@@ -98,6 +98,8 @@ class PythonBranchOnTracer(Rule):
         Valid("import jax\n@jax.jit\ndef f(x):\n    return max(x.shape[0], 1)\n"),
         Valid("import jax\n@jax.jit\ndef f(*masks):\n    kept = [m for m in masks if m is not None]\n"
               "    if not kept:\n        return None\n    return kept[0]\n"),
+        Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(m):\n    res = jnp.linalg.eigh(m)\n"
+              "    if res:\n        return res[0]\n    return m\n"),
         Valid("import jax\n@jax.jit\ndef f(x, names):\n    extra = set(names) - {'a', 'b'}\n    if extra:\n"
               "        raise ValueError(extra)\n    return x\n"),
         # A concrete switch between a Python path and lax control flow: the Python path is the eager one.
