@@ -187,24 +187,22 @@ def _plain_error(exc: ValidationError) -> str:
     error = exc.errors()[0]
     location = [str(part) for part in error["loc"]]
     kind = error["type"]
-    # The key a user wrote: `select` for a bad `select[2]` item, the table path for nested tables.
+    # The key a user wrote: `select` for a bad `select[2]` item, `runtime.mode` in the runtime table.
     keys = [part for part in location if not part.isdigit()]
-    key = "tool.jaxcheck"
-    table = "[tool.jaxcheck" + "".join(f".{part}" for part in keys[:-1]) + "]"
+    where = "[tool.jaxcheck] " + (".".join(keys) if keys else "tool.jaxcheck")
     if kind == "extra_forbidden":
         model: type[BaseModel] = RuntimeSettings if keys[:1] == ["runtime"] else Settings
         known = [field.alias or name for name, field in model.model_fields.items()]
-        return f"{table} unknown key {keys[-1]!r}" + did_you_mean(keys[-1], known)
+        return f"{where}: unknown key" + did_you_mean(keys[-1], known)
+    got = _shown(error.get("input"))
     if kind in _EXPECTED:
         item = " item" if location and location[-1].isdigit() else ""
-        return f"{table} {keys[-1]}{item}: expected {_EXPECTED[kind]}, got {_shown(error.get('input'))}"
+        return f"{where}{item}: expected {_EXPECTED[kind]}, got {got}"
     if kind == "literal_error":
-        allowed = error.get("ctx", {}).get("expected", "")
-        return f"{table} {keys[-1]}: expected one of {allowed}, got {_shown(error.get('input'))}"
-    message = str(error["msg"]).removeprefix("Value error, ")
+        return f"{where}: expected one of {error.get('ctx', {}).get('expected', '')}, got {got}"
     if kind == "greater_than_equal":
-        message = f"must be at least {error.get('ctx', {}).get('ge')}, got {_shown(error.get('input'))}"
-    return f"{table} {keys[-1] if keys else key}: {message}"
+        return f"{where}: must be at least {error.get('ctx', {}).get('ge')}, got {got}"
+    return f"{where}: " + str(error["msg"]).removeprefix("Value error, ")
 
 
 def _shown(value: object) -> str:
