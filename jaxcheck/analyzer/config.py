@@ -6,6 +6,7 @@ one-line message names the file and the key.
 
 from __future__ import annotations
 
+import difflib
 import re
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from jaxcheck.analyzer.registry import is_known_selector
+from jaxcheck.analyzer.registry import known_selectors, resolve_selector
 from jaxcheck.analyzer.files import read_file, real_path
 
 if sys.version_info >= (3, 11):
@@ -37,11 +38,26 @@ def _kebab(name: str) -> str:
     return name.replace("_", "-")
 
 
+def did_you_mean(word: str, candidates: list[str]) -> str:
+    """`; did you mean 'x'?` for the closest candidate, or ''."""
+    close = difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def unknown_selector(text: str) -> str:
+    """The message for a selector that matches no rule, with a did-you-mean."""
+    return f"unknown rule code, prefix or name {text!r}" + did_you_mean(text, known_selectors())
+
+
 def _check_selectors(codes: tuple[str, ...]) -> tuple[str, ...]:
+    """Rule names become codes; an unknown selector is an error."""
+    resolved = []
     for code in codes:
-        if not is_known_selector(code):
-            raise ValueError(f"unknown rule code or prefix {code!r}")
-    return codes
+        selector = resolve_selector(code)
+        if selector is None:
+            raise ValueError(unknown_selector(code))
+        resolved.append(selector)
+    return tuple(resolved)
 
 
 class RuntimeSettings(BaseModel):
@@ -72,9 +88,12 @@ class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, alias_generator=_kebab, populate_by_name=True)
 
     select: tuple[str, ...] | None = Field(
-        None, description="Rule codes or prefixes to enable (default: every rule that is on by default)."
+        None, description="Rule codes, prefixes, names or ALL to enable (default: every rule that is on by default)."
     )
-    ignore: tuple[str, ...] = Field((), description="Rule codes or prefixes to disable.")
+    extend_select: tuple[str, ...] = Field(
+        (), description="Rule codes, prefixes or names to enable in addition to `select` (or the defaults)."
+    )
+    ignore: tuple[str, ...] = Field((), description="Rule codes, prefixes or names to disable.")
     per_file_ignores: dict[str, tuple[str, ...]] = Field(
         default_factory=dict, description="Glob (relative to the config file) -> codes or prefixes to ignore there."
     )
@@ -87,7 +106,7 @@ class Settings(BaseModel):
         default_factory=RuntimeSettings, description="The runtime companion (`jaxcheck run`, `pytest --jaxcheck`)."
     )
 
-    @field_validator("select", "ignore")
+    @field_validator("select", "extend_select", "ignore")
     @classmethod
     def _known_codes(cls, codes: tuple[str, ...] | None) -> tuple[str, ...] | None:
         return None if codes is None else _check_selectors(codes)
@@ -95,9 +114,7 @@ class Settings(BaseModel):
     @field_validator("per_file_ignores")
     @classmethod
     def _known_per_file_codes(cls, table: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
-        for codes in table.values():
-            _check_selectors(codes)
-        return table
+        return {glob: _check_selectors(codes) for glob, codes in table.items()}
 
     @field_validator("extra_jit_decorators")
     @classmethod
@@ -154,13 +171,47 @@ def parse_settings(table: Any, path: Path | str) -> Settings:
     try:
         return Settings.model_validate(table)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        key = ".".join(str(part) for part in error["loc"]) or "tool.jaxcheck"
-        message = error["msg"]
-        if error["type"] == "extra_forbidden":
-            message = "unknown key"
-        message = message.removeprefix("Value error, ")
-        raise ConfigError(f"{path}: [tool.jaxcheck] {key}: {message}") from None
+        raise ConfigError(f"{path}: {_plain_error(exc)}") from None
+
+
+_EXPECTED = {
+    "tuple_type": "a list", "list_type": "a list", "dict_type": "a table", "model_type": "a table",
+    "string_type": "a string", "bool_type": "true or false", "bool_parsing": "true or false",
+    "int_type": "a whole number", "int_parsing": "a whole number", "int_from_float": "a whole number",
+}
+
+
+def _plain_error(exc: ValidationError) -> str:
+    """The first validation error in plain words: `[tool.jaxcheck] KEY: ...`, with a did-you-mean for an
+    unknown key; no pydantic wording ("Input should be a valid tuple")."""
+    error = exc.errors()[0]
+    location = [str(part) for part in error["loc"]]
+    kind = error["type"]
+    # The key a user wrote: `select` for a bad `select[2]` item, `runtime.mode` in the runtime table.
+    keys = [part for part in location if not part.isdigit()]
+    where = "[tool.jaxcheck] " + (".".join(keys) if keys else "tool.jaxcheck")
+    if kind == "extra_forbidden":
+        model: type[BaseModel] = RuntimeSettings if keys[:1] == ["runtime"] else Settings
+        known = [field.alias or name for name, field in model.model_fields.items()]
+        return f"{where}: unknown key" + did_you_mean(keys[-1], known)
+    got = _shown(error.get("input"))
+    if kind in _EXPECTED:
+        item = " item" if location and location[-1].isdigit() else ""
+        return f"{where}{item}: expected {_EXPECTED[kind]}, got {got}"
+    if kind == "literal_error":
+        return f"{where}: expected one of {error.get('ctx', {}).get('expected', '')}, got {got}"
+    if kind == "greater_than_equal":
+        return f"{where}: must be at least {error.get('ctx', {}).get('ge')}, got {got}"
+    return f"{where}: " + str(error["msg"]).removeprefix("Value error, ")
+
+
+def _shown(value: object) -> str:
+    """A TOML-ish rendering of a bad value, for messages."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a table"
+    return repr(value) if not isinstance(value, (list, tuple)) else "a list"
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from jaxcheck.analyzer.config import Configuration, Settings
 from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, FileError, Fix, Position, Range
 from jaxcheck.analyzer.discovery import FileFinder
 from jaxcheck.analyzer.files import read_file, real_path
+from jaxcheck.analyzer.noqa import UNUSED_NOQA_CODE, unused_noqa
 from jaxcheck.analyzer.outcome import FileOutcome
 from jaxcheck.analyzer.parallel import Checker, FileTask
 from jaxcheck.analyzer.parsing import ParseFailure, parse_source, run_with_deep_stack
@@ -79,13 +80,18 @@ class Linter:
     """Lints files with one configuration. Thread-compatible, not thread-safe."""
 
     def __init__(self, configuration: Configuration, select: Sequence[str] | None = None,
-                 ignore: Sequence[str] = (), noqa: bool = True) -> None:
-        """`noqa=False` leaves `# noqa` comments to the caller (flake8 applies its own)."""
+                 ignore: Sequence[str] = (), noqa: bool = True, extend_select: Sequence[str] = ()) -> None:
+        """`noqa=False` leaves `# noqa` comments to the caller (flake8 applies its own); `extend_select`
+        (and the `extend-select` setting) adds rules to what `select` chose."""
         self.configuration = configuration
         self.noqa = noqa
         settings = configuration.settings
         self.settings: Settings = settings
-        self.codes = selected_codes(select if select is not None else settings.select, (*settings.ignore, *ignore))
+        ignored = (*settings.ignore, *ignore)
+        extend = (*settings.extend_select, *extend_select)
+        self.codes = selected_codes(select if select is not None else settings.select, ignored)
+        if extend:
+            self.codes |= selected_codes(extend, ignored)
         self.rules = [rule for rule in all_rules() if rule.code in self.codes]
 
     # -------------------------------------------------------------------------------- one file
@@ -123,6 +129,9 @@ class Linter:
         errors.extend(walker.errors)
         diagnostics = _located(analysis.display_path, model, context.reports)
         if self.noqa:
+            if UNUSED_NOQA_CODE in self.codes:  # JAX002 needs every finding, before suppression
+                diagnostics += unused_noqa(analysis.display_path, analysis.text, diagnostics,
+                                           [rule.code for rule in rules])
             diagnostics = Suppressions.scan(source_lines(analysis.text)).filter(diagnostics)
         return FileOutcome(diagnostics, errors, analysis.summary, solution.signature(analysis.summary))
 

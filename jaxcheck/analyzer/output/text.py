@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from jaxcheck.analyzer.diagnostics import Diagnostic, display_column
-from jaxcheck.analyzer.output.concise import summary
-from jaxcheck.analyzer.output.context import PLAIN, OutputContext
+from jaxcheck.analyzer.output.context import PLAIN, OutputContext, fix_marker, summary
 
 TAB_SIZE = 4
 SNIPPET_WIDTH = 160
@@ -26,11 +25,10 @@ _BOLD, _RED, _BLUE, _RESET = "\x1b[1m", "\x1b[31m", "\x1b[34m", "\x1b[0m"
 
 def format_text(diagnostics: Sequence[Diagnostic], context: OutputContext = PLAIN) -> str:
     """Each diagnostic as a block (a snippet only when `context.sources` has its line), blocks
-    separated by a blank line, then `Found N findings.`; ANSI colours only when `context.color`."""
-    if not diagnostics:
-        return ""
+    separated by a blank line, then ruff's summary; ANSI colours only when `context.color`."""
     blocks = [_block(d, context) for d in sorted(diagnostics)]
-    return "\n".join(blocks) + "\n" + summary(len(blocks)) + "\n"
+    footer = summary(diagnostics, context)
+    return "\n".join(blocks) + ("\n" if blocks and footer else "") + footer
 
 
 def _block(diagnostic: Diagnostic, context: OutputContext) -> str:
@@ -38,7 +36,7 @@ def _block(diagnostic: Diagnostic, context: OutputContext) -> str:
     start, end = diagnostic.range.start, diagnostic.range.end
     location = f"{diagnostic.path}:{start.line}:{display_column(start.column)}"
     code = _paint(diagnostic.code, _BOLD + _RED, color)
-    lines = [f"{_paint(location, _BOLD, color)}: {code} {diagnostic.message}"]
+    lines = [f"{_paint(location, _BOLD, color)}: {code} {fix_marker(diagnostic, context)}{diagnostic.message}"]
     number = str(start.line)
     source = context.sources.get(diagnostic.path, ())
     if 1 <= start.line <= len(source):
