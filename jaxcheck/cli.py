@@ -21,14 +21,14 @@ from typing import NoReturn, TextIO
 from jaxcheck.version import __version__
 from jaxcheck.analyzer.autofix import fix_files, write_fixed
 from jaxcheck.analyzer.cache import DEFAULT_CACHE_DIR
-from jaxcheck.analyzer.config import ConfigError, Settings, load_configuration
+from jaxcheck.analyzer.config import ConfigError, ConfigResolver, Configuration, Settings, load_configuration
 from jaxcheck.analyzer.diagnostics import FileError
 from jaxcheck.analyzer.docs import render_rule
 from jaxcheck.analyzer.engine import CheckReport, Linter
 from jaxcheck.analyzer.output import FORMATTERS, NEEDS_SOURCES, OutputContext, read_sources
 from jaxcheck.analyzer.parallel import terminate_workers
 from jaxcheck.analyzer.progress import ProgressBar
-from jaxcheck.analyzer.project import project_root
+from jaxcheck.analyzer.project import common_folder, project_root
 from jaxcheck.analyzer.registry import all_rules, is_known_selector, rule_by_code_or_name
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -70,7 +70,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--select", type=_selectors, help="comma-separated codes or prefixes to enable")
     check.add_argument("--ignore", type=_selectors, default=[], help="comma-separated codes or prefixes to disable")
     check.add_argument("--format", "--output-format", dest="format", choices=sorted(FORMATTERS), default="text")
-    check.add_argument("--config", type=Path, help="read settings from this TOML file instead of pyproject.toml")
+    sources = check.add_mutually_exclusive_group()
+    sources.add_argument("--config", type=Path,
+                         help="read settings for every file from this TOML file instead of each file's nearest one")
+    sources.add_argument("--isolated", action="store_true", help="ignore all configuration files (default settings)")
+    check.add_argument("--show-settings", type=Path, metavar="FILE",
+                       help="print the settings that apply to FILE and the file they come from, then exit")
     check.add_argument("-j", "--jobs", type=_jobs, default=os.cpu_count() or 1,
                        help="worker processes (default: the number of CPUs; 1: in this process)")
     check.add_argument("--cache-dir", type=Path, help=f"cache folder (default: {DEFAULT_CACHE_DIR} in the project root)")
@@ -160,10 +165,13 @@ def _check(args: argparse.Namespace) -> int:
     if missing:
         print(f"jaxcheck: error: {missing[0]}: no such file or folder", file=sys.stderr)
         return EXIT_ERROR
+    if args.show_settings is not None:
+        return _show_settings(args)
     try:
-        configuration = load_configuration(args.config, args.paths[0])
-        linter = Linter(configuration, args.select, args.ignore)
-        cache_dir = None if args.no_cache else args.cache_dir or project_root(args.paths[0]) / DEFAULT_CACHE_DIR
+        start = common_folder(args.paths)
+        resolver = _resolver(args, start)
+        linter = Linter(resolver.for_path(start), args.select, args.ignore, resolver=resolver)
+        cache_dir = None if args.no_cache else args.cache_dir or project_root(start) / DEFAULT_CACHE_DIR
         progress = ProgressBar(sys.stderr) if sys.stderr.isatty() else None
         report = linter.check_paths(args.paths, force_exclude=args.force_exclude, jobs=args.jobs,
                                     cache_dir=cache_dir, progress=progress)
@@ -183,6 +191,39 @@ def _check(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     if report.diagnostics and not args.exit_zero:
         return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _resolver(args: argparse.Namespace, start: Path) -> ConfigResolver:
+    """Each file's configuration: its nearest configuration file, `--config` for all, or none (`--isolated`)."""
+    return ConfigResolver(Configuration(root=start), args.config, args.isolated)
+
+
+def _show_settings(args: argparse.Namespace) -> int:
+    """`check --show-settings FILE`: the resolved settings of FILE, the files they come from, the rules
+    they enable (after --select/--ignore)."""
+    path: Path = args.show_settings
+    if not os.path.lexists(path):
+        print(f"jaxcheck: error: {path}: no such file or folder", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        resolver = _resolver(args, common_folder([path]))
+        profile = Linter(resolver.for_path(path), args.select, args.ignore).profile_of(resolver.for_path(path))
+    except ConfigError as exc:
+        print(f"jaxcheck: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    configuration = profile.configuration
+    origin = "none (--isolated)" if args.isolated else "none (defaults)"
+    print(f"Resolved settings for: {path}")
+    print(f"Settings path: {configuration.source if configuration.source is not None else origin}")
+    for extended in configuration.sources[1:]:
+        print(f"Extends: {extended}")
+    print(f"Relative to: {configuration.root}")
+    print(f"Enabled rules: {', '.join(sorted(profile.codes)) or '(none)'}")
+    if not path.is_dir():
+        print(f"Ignored in this file (per-file-ignores): {', '.join(Linter.per_file_ignores(str(path), profile)) or '(none)'}")
+    settings = configuration.settings.model_dump(mode="json", by_alias=True)
+    print(json.dumps(settings, indent=2, sort_keys=True))
     return EXIT_CLEAN
 
 
