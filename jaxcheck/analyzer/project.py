@@ -44,17 +44,14 @@ def module_name_for(path: Path) -> ModuleName:
 
 
 def project_root(start: Path) -> Path:
-    """The nearest folder at or above `start` holding `.git`, `pyproject.toml` or a jaxcheck
-    configuration file (else `start`'s folder)."""
+    """The nearest folder at or above `start` holding `.git` or `pyproject.toml` (else `start`'s folder).
+    A `jaxcheck.toml` only holds settings: a folder with one is still part of the project around it."""
     start = real_path(start)
     folder = start if start.is_dir() else start.parent
     for candidate in (folder, *folder.parents):
-        if (candidate / ".git").exists() or any((candidate / name).is_file() for name in _ROOT_FILES):
+        if (candidate / ".git").exists() or (candidate / "pyproject.toml").is_file():
             return candidate
     return folder
-
-
-_ROOT_FILES = ("pyproject.toml", "jaxcheck.toml", ".jaxcheck.toml")
 
 
 def common_folder(paths: Iterable[Path]) -> Path:
