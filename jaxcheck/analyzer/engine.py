@@ -121,7 +121,7 @@ class Linter:
         """The rules `configuration` enables under this run's command-line selection."""
         key = (configuration.root, configuration.sources)
         profile = self._profiles.get(key)
-        if profile is None or profile.configuration != configuration:
+        if profile is None or profile.configuration is not configuration:
             settings = configuration.settings
             select = self._select if self._select is not None else settings.select
             codes = frozenset(selected_codes(select, (*settings.ignore, *self._ignore)))
