@@ -218,7 +218,8 @@ def _show_settings(args: argparse.Namespace) -> int:
     print(f"Settings path: {configuration.source if configuration.source is not None else origin}")
     for extended in configuration.sources[1:]:
         print(f"Extends: {extended}")
-    print(f"Relative to: {configuration.root}")
+    print(f"Excludes relative to: {configuration.root}")
+    print(f"Per-file-ignores relative to: {configuration.per_file_ignores_root}")
     print(f"Enabled rules: {', '.join(sorted(profile.codes)) or '(none)'}")
     if not path.is_dir():
         print(f"Ignored in this file (per-file-ignores): {', '.join(Linter.per_file_ignores(str(path), profile)) or '(none)'}")

@@ -190,3 +190,15 @@ def test_resolver_reads_each_file_once_and_pickles(tree: Path):
     assert resolver.for_path(tree / "sub" / "deep" / "a.py") is first
     assert resolver.for_path(tree / "plain" / "a.py").source == tree / "pyproject.toml"
     assert pickle.loads(pickle.dumps(resolver)).for_path(tree / "sub").settings == first.settings
+
+
+def test_inherited_per_file_ignores_stay_relative_to_the_file_that_sets_them(capsys, tmp_path: Path):
+    _write(tmp_path, {
+        "pyproject.toml": "[tool.jaxcheck.per-file-ignores]\n'pkg/legacy/*.py' = ['JAX3']\n",
+        "pkg/jaxcheck.toml": "extend = '../pyproject.toml'\nignore = ['JAX103']\n",
+        "pkg/legacy/a.py": BUGGY,
+        "pkg/b.py": BUGGY,
+    })
+    _, found, _ = _check(capsys, tmp_path, str(tmp_path))
+    assert found == ["pkg/b.py:6 JAX302"]
+    assert read_configuration(tmp_path / "pkg" / "jaxcheck.toml").per_file_ignores_root == tmp_path.resolve()

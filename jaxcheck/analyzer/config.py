@@ -130,14 +130,21 @@ CONFIG_NAMES: tuple[str, ...] = (".jaxcheck.toml", "jaxcheck.toml", "pyproject.t
 
 class Configuration(BaseModel):
     """Settings plus where they came from: `root` is the folder of the nearest configuration file
-    (per-file-ignores globs and excludes are relative to it), `sources` the files read, nearest first
-    (the file itself, then what it extends); empty with default settings."""
+    (excludes are relative to it), `sources` the files read, nearest first (the file itself, then what
+    it extends; empty with default settings), `ignores_root` the folder of the file that set
+    `per-file-ignores` (its globs are relative to it, as in ruff; default: `root`)."""
 
     model_config = ConfigDict(frozen=True)
 
     settings: Settings = Settings()
     root: Path = Path(".")
     sources: tuple[Path, ...] = ()
+    ignores_root: Path | None = None
+
+    @property
+    def per_file_ignores_root(self) -> Path:
+        """The folder that `per-file-ignores` globs are relative to."""
+        return self.ignores_root if self.ignores_root is not None else self.root
 
     @property
     def source(self) -> Path | None:
@@ -186,13 +193,15 @@ def load_configuration(config_file: Path | None, start: Path) -> Configuration:
 
 def read_configuration(path: Path) -> Configuration:
     """The settings of one configuration file, with what it extends merged in."""
-    table, sources = _resolved_table(path, ())
-    return Configuration(settings=parse_settings(table, path), root=real_path(path).parent, sources=sources)
+    table, sources, ignores_from = _resolved_table(path, ())
+    return Configuration(settings=parse_settings(table, path), root=real_path(path).parent, sources=sources,
+                         ignores_root=real_path(ignores_from).parent)
 
 
-def _resolved_table(path: Path, chain: tuple[Path, ...]) -> tuple[dict[str, Any], tuple[Path, ...]]:
+def _resolved_table(path: Path, chain: tuple[Path, ...]) -> tuple[dict[str, Any], tuple[Path, ...], Path]:
     """`path`'s table merged over the tables it extends (each validated on its own first, so an
-    error names the file that has it), and the files read, nearest first."""
+    error names the file that has it), the files read, nearest first, and the file that set
+    `per-file-ignores` (`path` when none did)."""
     resolved = real_path(path)
     if resolved in chain:
         cycle = " -> ".join(str(p) for p in (*chain, resolved))
@@ -201,17 +210,18 @@ def _resolved_table(path: Path, chain: tuple[Path, ...]) -> tuple[dict[str, Any]
     parse_settings(table, path)
     base_name = table.get("extend")
     if base_name is None:
-        return table, (path,)
+        return table, (path,), path
     base_path = real_path(resolved.parent / Path(str(base_name)).expanduser())
     if not base_path.is_file():
         raise ConfigError(f"{path}: [tool.jaxcheck] extend: no such file: {base_path}")
-    base, sources = _resolved_table(base_path, (*chain, resolved))
+    base, sources, ignores_from = _resolved_table(base_path, (*chain, resolved))
     merged = {**_canonical(base), **_canonical(table)}
     merged["extend-exclude"] = [*_canonical(base).get("extend-exclude", ()),
                                 *_canonical(table).get("extend-exclude", ())]
     if isinstance(base.get("runtime"), dict) and isinstance(table.get("runtime"), dict):
         merged["runtime"] = {**_canonical(base["runtime"]), **_canonical(table["runtime"])}
-    return merged, (path, *sources)
+    own_ignores = "per-file-ignores" in _canonical(table) or "per-file-ignores" not in _canonical(base)
+    return merged, (path, *sources), path if own_ignores else ignores_from
 
 
 def _canonical(table: dict[str, Any]) -> dict[str, Any]:

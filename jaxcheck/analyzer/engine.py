@@ -221,7 +221,7 @@ class Linter:
             return ()
         path = real_path(Path(display_path))
         try:
-            relative = path.relative_to(profile.configuration.root).as_posix()
+            relative = path.relative_to(profile.configuration.per_file_ignores_root).as_posix()
         except ValueError:
             relative = path.as_posix()
         codes: list[str] = []
