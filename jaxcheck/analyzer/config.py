@@ -251,26 +251,32 @@ class ConfigResolver:
     """Finds the configuration of each checked file: the nearest configuration file at or above its
     folder, read once per file. `config_file` (`--config`) applies to every file instead, and
     `isolated` (`--isolated`) ignores every configuration file. `fallback` is used where no file is
-    found. Picklable, so worker processes resolve the same way."""
+    found. Picklable, so worker processes resolve the same way. Answers are kept for the resolver's
+    lifetime (one run): a configuration file created or edited meanwhile is not noticed."""
 
     def __init__(self, fallback: Configuration, config_file: Path | None = None, isolated: bool = False) -> None:
         self.fallback = fallback
         self.fixed = fallback if isolated else read_configuration(config_file) if config_file is not None else None
         self._folders: dict[Path, Path | None] = {}
         self._files: dict[Path, Configuration] = {}
+        self._paths: dict[Path, Configuration] = {}  # as given: a run asks about each file several times
 
     def for_path(self, path: Path) -> Configuration:
         """The configuration that applies to `path` (a file, or a folder's own files)."""
         if self.fixed is not None:
             return self.fixed
+        known = self._paths.get(path)
+        if known is not None:
+            return known
         resolved = real_path(path)
         folder = resolved if resolved.is_dir() else resolved.parent
         source = self._config_file(folder)
         if source is None:
-            return self.fallback
-        configuration = self._files.get(source)
-        if configuration is None:
-            configuration = self._files[source] = read_configuration(source)
+            configuration = self.fallback
+        else:
+            configuration = self._files.get(source) or read_configuration(source)
+            self._files[source] = configuration
+        self._paths[path] = configuration
         return configuration
 
     def _config_file(self, folder: Path) -> Path | None:
