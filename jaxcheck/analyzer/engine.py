@@ -87,6 +87,7 @@ class Profile:
 
     @property
     def settings(self) -> Settings:
+        """The configuration's settings."""
         return self.configuration.settings
 
     @property
