@@ -24,7 +24,8 @@ from jaxcheck.version import __version__
 from jaxcheck.analyzer.autofix import FileFix, fix_files, fix_source, write_fixed
 from jaxcheck.analyzer.cache import DEFAULT_CACHE_DIR
 from jaxcheck.analyzer.config import (
-    ConfigError, RuntimeSettings, Settings, did_you_mean, load_configuration, unknown_selector,
+    ConfigError, ConfigResolver, Configuration, RuntimeSettings, Settings, did_you_mean, load_configuration,
+    unknown_selector,
 )
 from jaxcheck.analyzer.diagnostics import Diagnostic, FileError
 from jaxcheck.analyzer.docs import render_rule
@@ -36,7 +37,7 @@ from jaxcheck.analyzer.output import (
 )
 from jaxcheck.analyzer.parallel import terminate_workers
 from jaxcheck.analyzer.progress import ProgressBar
-from jaxcheck.analyzer.project import ModuleName, project_root
+from jaxcheck.analyzer.project import ModuleName, common_folder, project_root
 from jaxcheck.analyzer.source import SourceDecodeError, decode_source, source_lines
 from jaxcheck.analyzer.registry import all_rules, resolve_selector, rule_by_code_or_name
 
@@ -114,7 +115,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help="add `# noqa: CODE` to the line of every finding (merged into existing ones)")
     check.add_argument("--stdin-filename", type=Path, metavar="PATH",
                        help="the path of the source read from standard input (for configuration and messages)")
-    check.add_argument("--config", type=Path, help="read settings from this TOML file instead of pyproject.toml")
+    sources = check.add_mutually_exclusive_group()
+    sources.add_argument("--config", type=Path,
+                         help="read settings for every file from this TOML file instead of each file's nearest one")
+    sources.add_argument("--isolated", action="store_true", help="ignore all configuration files (default settings)")
+    check.add_argument("--show-settings", type=Path, metavar="FILE",
+                       help="print the settings that apply to FILE and the file they come from, then exit")
     check.add_argument("-j", "--jobs", type=_jobs, default=os.cpu_count() or 1,
                        help="worker processes (default: the number of CPUs; 1: in this process)")
     check.add_argument("--cache-dir", type=Path, help=f"cache folder (default: {DEFAULT_CACHE_DIR} in the project root)")
@@ -225,6 +231,8 @@ def _settings_table() -> dict[str, tuple[str, str]]:
 
 
 def _check(args: argparse.Namespace) -> int:
+    if args.show_settings is not None:
+        return _show_settings(args)
     if isinstance(sys.stdout, io.TextIOWrapper):  # file names that are not valid UTF-8 print as their bytes
         sys.stdout.reconfigure(errors="surrogateescape")
     stdin = [str(path) for path in args.paths] == ["-"]
@@ -238,10 +246,10 @@ def _check(args: argparse.Namespace) -> int:
     display = str(args.stdin_filename) if args.stdin_filename is not None else "-"
     data = sys.stdin.buffer.read() if stdin else b""
     try:
-        start = (args.stdin_filename or Path(".")) if stdin else args.paths[0]
-        configuration = load_configuration(args.config, start)
-        linter = Linter(configuration, _merged(args.select), _merged(args.ignore) or (),
-                        extend_select=_merged(args.extend_select) or ())
+        start = (args.stdin_filename or Path(".")) if stdin else common_folder(args.paths)
+        resolver = _resolver(args, start)
+        linter = Linter(resolver.for_path(start), _merged(args.select), _merged(args.ignore) or (),
+                        extend_select=_merged(args.extend_select) or (), resolver=resolver)
         cache_dir = None if args.no_cache else args.cache_dir or project_root(start) / DEFAULT_CACHE_DIR
         if stdin:
             report = _check_stdin(linter, display, data)
@@ -418,6 +426,41 @@ def _fix_stdin(linter: Linter, report: CheckReport, display: str, data: bytes, a
     fixed = Counter({(display, code): count for code, count in
                      (Counter(d.code for d in report.diagnostics) - Counter(d.code for d in remaining.diagnostics)).items()})
     return _report(remaining, fixed, args, sys.stderr, {display: source_lines(result.after)})
+
+
+def _resolver(args: argparse.Namespace, start: Path) -> ConfigResolver:
+    """Each file's configuration: its nearest configuration file, `--config` for all, or none (`--isolated`)."""
+    return ConfigResolver(Configuration(root=start), args.config, args.isolated)
+
+
+def _show_settings(args: argparse.Namespace) -> int:
+    """`check --show-settings FILE`: the resolved settings of FILE, the files they come from, the rules
+    they enable (after --select/--ignore)."""
+    path: Path = args.show_settings
+    if not os.path.lexists(path):
+        print(f"jaxcheck: error: {path}: no such file or folder", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        resolver = _resolver(args, common_folder([path]))
+        profile = Linter(resolver.for_path(path), _merged(args.select), _merged(args.ignore) or (),
+                         extend_select=_merged(args.extend_select) or ()).profile_of(resolver.for_path(path))
+    except ConfigError as exc:
+        print(f"jaxcheck: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    configuration = profile.configuration
+    origin = "none (--isolated)" if args.isolated else "none (defaults)"
+    print(f"Resolved settings for: {path}")
+    print(f"Settings path: {configuration.source if configuration.source is not None else origin}")
+    for extended in configuration.sources[1:]:
+        print(f"Extends: {extended}")
+    print(f"Excludes relative to: {configuration.root}")
+    print(f"Per-file-ignores relative to: {configuration.per_file_ignores_root}")
+    print(f"Enabled rules: {', '.join(sorted(profile.codes)) or '(none)'}")
+    if not path.is_dir():
+        print(f"Ignored in this file (per-file-ignores): {', '.join(Linter.per_file_ignores(str(path), profile)) or '(none)'}")
+    settings = configuration.settings.model_dump(mode="json", by_alias=True)
+    print(json.dumps(settings, indent=2, sort_keys=True))
+    return EXIT_CLEAN
 
 
 def _diff(linter: Linter, report: CheckReport, args: argparse.Namespace) -> int:

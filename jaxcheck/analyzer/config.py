@@ -1,4 +1,12 @@
-"""Settings: `[tool.jaxcheck]` in the nearest pyproject.toml (or `--config`), validated by pydantic.
+"""Settings: the nearest configuration file of each checked file (or `--config`), validated by pydantic.
+
+A configuration file is `.jaxcheck.toml` or `jaxcheck.toml` (settings at the top level) or a
+`pyproject.toml` with a `[tool.jaxcheck]` table; in one folder they are tried in that order (ruff's
+`.ruff.toml`, `ruff.toml`, `pyproject.toml`), and a `pyproject.toml` without the table is skipped
+over. Each file is checked with the settings of the nearest such file at or above its folder
+(:class:`ConfigResolver`); `extend = "../pyproject.toml"` inherits another file's settings, the
+extending file's keys winning (`extend-exclude` accumulates along the chain, and the `runtime` table
+merges key by key).
 
 Keys are kebab-case. Any unknown key, bad value or unknown rule code is a :class:`ConfigError` whose
 one-line message names the file and the key.
@@ -102,6 +110,10 @@ class Settings(BaseModel):
     extra_jit_decorators: tuple[str, ...] = Field(
         (), description="Qualified names of the project's own jit wrappers, treated like `jax.jit`."
     )
+    extend: str | None = Field(
+        None, description="Another configuration file (relative to this one) whose settings this one inherits; "
+                          "keys set here override it."
+    )
     runtime: RuntimeSettings = Field(
         default_factory=RuntimeSettings, description="The runtime companion (`jaxcheck run`, `pytest --jaxcheck`)."
     )
@@ -129,39 +141,175 @@ class Settings(BaseModel):
         return self.exclude + self.extend_exclude
 
 
+CONFIG_NAMES: tuple[str, ...] = (".jaxcheck.toml", "jaxcheck.toml", "pyproject.toml")
+"""Configuration file names, in the order they are tried within one folder."""
+
+
 class Configuration(BaseModel):
-    """Settings plus the folder they were read from (per-file-ignores globs are relative to it)."""
+    """Settings plus where they came from: `root` is the folder of the nearest configuration file
+    (excludes are relative to it), `sources` the files read, nearest first (the file itself, then what
+    it extends; empty with default settings), `ignores_root` the folder of the file that set
+    `per-file-ignores` (its globs are relative to it, as in ruff; default: `root`)."""
 
     model_config = ConfigDict(frozen=True)
 
     settings: Settings = Settings()
     root: Path = Path(".")
-    source: Path | None = None
+    sources: tuple[Path, ...] = ()
+    ignores_root: Path | None = None
+
+    @property
+    def per_file_ignores_root(self) -> Path:
+        """The folder that `per-file-ignores` globs are relative to."""
+        return self.ignores_root if self.ignores_root is not None else self.root
+
+    @property
+    def source(self) -> Path | None:
+        """The configuration file the settings were read from (None: defaults)."""
+        return self.sources[0] if self.sources else None
+
+
+def find_config_file(start: Path) -> Path | None:
+    """The nearest configuration file at or above `start` (see the module docstring): `.jaxcheck.toml`
+    or `jaxcheck.toml`, or a pyproject.toml that has a `[tool.jaxcheck]` table."""
+    folder = start if start.is_dir() else start.parent
+    for candidate in (folder, *folder.parents):
+        found = _config_in(candidate)
+        if found is not None:
+            return found
+    return None
 
 
 def find_pyproject(start: Path) -> Path | None:
-    """The nearest pyproject.toml at or above `start` that has a `[tool.jaxcheck]` table."""
-    folder = start if start.is_dir() else start.parent
-    for candidate in (folder, *folder.parents):
-        pyproject = candidate / "pyproject.toml"
-        if pyproject.is_file():
-            try:
-                if "jaxcheck" in _read_toml(pyproject).get("tool", {}):
-                    return pyproject
-            except ConfigError:
-                return pyproject  # report the broken file rather than skip past it
+    """The nearest configuration file at or above `start` (kept for callers of the old name)."""
+    return find_config_file(start)
+
+
+def _config_in(folder: Path) -> Path | None:
+    for name in CONFIG_NAMES:
+        path = folder / name
+        if not path.is_file():
+            continue
+        if name != "pyproject.toml":
+            return path
+        try:
+            if "jaxcheck" in _tool_table(_read_toml(path)):
+                return path
+        except ConfigError:
+            return path  # report the broken file rather than skip past it
     return None
 
 
 def load_configuration(config_file: Path | None, start: Path) -> Configuration:
-    """Load settings from `config_file`, or from the nearest pyproject.toml above `start`."""
-    path = config_file if config_file is not None else find_pyproject(real_path(start))
+    """Load settings from `config_file`, or from the nearest configuration file above `start`."""
+    path = config_file if config_file is not None else find_config_file(real_path(start))
     if path is None:
         return Configuration(root=real_path(start) if start.is_dir() else real_path(start).parent)
+    return read_configuration(path)
+
+
+def read_configuration(path: Path) -> Configuration:
+    """The settings of one configuration file, with what it extends merged in."""
+    table, sources, ignores_from = _resolved_table(path, ())
+    return Configuration(settings=parse_settings(table, path), root=real_path(path).parent, sources=sources,
+                         ignores_root=real_path(ignores_from).parent)
+
+
+def _resolved_table(path: Path, chain: tuple[Path, ...]) -> tuple[dict[str, Any], tuple[Path, ...], Path]:
+    """`path`'s table merged over the tables it extends (each validated on its own first, so an
+    error names the file that has it), the files read, nearest first, and the file that set
+    `per-file-ignores` (`path` when none did)."""
+    resolved = real_path(path)
+    if resolved in chain:
+        cycle = " -> ".join(str(p) for p in (*chain, resolved))
+        raise ConfigError(f"{path}: [tool.jaxcheck] extend: circular: {cycle}")
+    table = _settings_table(path)
+    parse_settings(table, path)
+    base_name = table.get("extend")
+    if base_name is None:
+        return table, (path,), path
+    base_path = real_path(resolved.parent / Path(str(base_name)).expanduser())
+    if not base_path.is_file():
+        raise ConfigError(f"{path}: [tool.jaxcheck] extend: no such file: {base_path}")
+    base, sources, ignores_from = _resolved_table(base_path, (*chain, resolved))
+    merged = {**_canonical(base), **_canonical(table)}
+    merged["extend-exclude"] = [*_canonical(base).get("extend-exclude", ()),
+                                *_canonical(table).get("extend-exclude", ())]
+    if isinstance(base.get("runtime"), dict) and isinstance(table.get("runtime"), dict):
+        merged["runtime"] = {**_canonical(base["runtime"]), **_canonical(table["runtime"])}
+    own_ignores = "per-file-ignores" in _canonical(table) or "per-file-ignores" not in _canonical(base)
+    return merged, (path, *sources), path if own_ignores else ignores_from
+
+
+def _canonical(table: dict[str, Any]) -> dict[str, Any]:
+    """A validated table with kebab-case keys (snake_case is accepted too), so merging sees one spelling."""
+    return {_kebab(str(key)): value for key, value in table.items()}
+
+
+def _settings_table(path: Path) -> dict[str, Any]:
+    """The jaxcheck table of a file: `[tool.jaxcheck]` in a pyproject.toml (or any file that has one),
+    else the whole file (jaxcheck.toml)."""
     data = _read_toml(path)
+    tool = _tool_table(data)
+    if path.name == "pyproject.toml" or "jaxcheck" in tool:
+        table = tool.get("jaxcheck", {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: [tool.jaxcheck] must be a table")
+        return table
+    return data
+
+
+def _tool_table(data: dict[str, Any]) -> dict[str, Any]:
     tool = data.get("tool")
-    table = tool.get("jaxcheck", {}) if isinstance(tool, dict) else data
-    return Configuration(settings=parse_settings(table, path), root=real_path(path).parent, source=path)
+    return tool if isinstance(tool, dict) else {}
+
+
+class ConfigResolver:
+    """Finds the configuration of each checked file: the nearest configuration file at or above its
+    folder, read once per file. `config_file` (`--config`) applies to every file instead, and
+    `isolated` (`--isolated`) ignores every configuration file. `fallback` is used where no file is
+    found. Picklable, so worker processes resolve the same way. Answers are kept for the resolver's
+    lifetime (one run): a configuration file created or edited meanwhile is not noticed."""
+
+    def __init__(self, fallback: Configuration, config_file: Path | None = None, isolated: bool = False) -> None:
+        self.fallback = fallback
+        self.fixed = fallback if isolated else read_configuration(config_file) if config_file is not None else None
+        self._folders: dict[Path, Path | None] = {}
+        self._files: dict[Path, Configuration] = {}
+        self._paths: dict[Path, Configuration] = {}  # as given: a run asks about each file several times
+
+    def for_path(self, path: Path) -> Configuration:
+        """The configuration that applies to `path` (a file, or a folder's own files)."""
+        if self.fixed is not None:
+            return self.fixed
+        known = self._paths.get(path)
+        if known is not None:
+            return known
+        resolved = real_path(path)
+        folder = resolved if resolved.is_dir() else resolved.parent
+        source = self._config_file(folder)
+        if source is None:
+            configuration = self.fallback
+        else:
+            configuration = self._files.get(source) or read_configuration(source)
+            self._files[source] = configuration
+        self._paths[path] = configuration
+        return configuration
+
+    def _config_file(self, folder: Path) -> Path | None:
+        walked: list[Path] = []
+        found: Path | None = None
+        for candidate in (folder, *folder.parents):
+            if candidate in self._folders:
+                found = self._folders[candidate]
+                break
+            walked.append(candidate)
+            found = _config_in(candidate)
+            if found is not None:
+                break
+        for candidate in walked:
+            self._folders[candidate] = found
+        return found
 
 
 def parse_settings(table: Any, path: Path | str) -> Settings:

@@ -21,7 +21,7 @@ from pathlib import Path
 import libcst as cst
 
 from jaxcheck.analyzer.cache import ResultCache, fingerprint
-from jaxcheck.analyzer.config import Configuration, Settings
+from jaxcheck.analyzer.config import Configuration, ConfigResolver, Settings
 from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, FileError, Fix, Position, Range
 from jaxcheck.analyzer.discovery import FileFinder
 from jaxcheck.analyzer.files import read_file, real_path
@@ -30,9 +30,11 @@ from jaxcheck.analyzer.outcome import FileOutcome
 from jaxcheck.analyzer.parallel import Checker, FileTask
 from jaxcheck.analyzer.parsing import ParseFailure, parse_source, run_with_deep_stack
 from jaxcheck.analyzer.progress import Progress
-from jaxcheck.analyzer.project import ModuleName, Stamp, importers_of, module_name_for, project_root, project_texts
+from jaxcheck.analyzer.project import (
+    ModuleName, Stamp, common_folder, importers_of, module_name_for, project_root, project_texts,
+)
 from jaxcheck.analyzer.registry import all_rules, selected_codes
-from jaxcheck.analyzer.rule import NodeFix, Report, RuleContext
+from jaxcheck.analyzer.rule import NodeFix, Report, Rule, RuleContext
 from jaxcheck.analyzer.semantics import SemanticModel
 from jaxcheck.analyzer.semantics.builder import ModelBuilder
 from jaxcheck.analyzer.semantics.records import ModuleRecords
@@ -76,23 +78,73 @@ class _Analysis:
     summary: ModuleSummary
 
 
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """What one configuration means for the files it governs: its settings and the rules they enable."""
+
+    configuration: Configuration
+    codes: frozenset[str]
+    rules: tuple[type[Rule], ...]
+
+    @property
+    def settings(self) -> Settings:
+        """The configuration's settings."""
+        return self.configuration.settings
+
+    @property
+    def key(self) -> str:
+        """Identifies the settings and rules in cache keys."""
+        return f"{self.configuration.root}|{self.settings.model_dump_json()}|{','.join(sorted(self.codes))}"
+
+
 class Linter:
-    """Lints files with one configuration. Thread-compatible, not thread-safe."""
+    """Lints files, each with its own configuration when a resolver is given (else `configuration`
+    for all). Thread-compatible, not thread-safe."""
 
     def __init__(self, configuration: Configuration, select: Sequence[str] | None = None,
-                 ignore: Sequence[str] = (), noqa: bool = True, extend_select: Sequence[str] = ()) -> None:
-        """`noqa=False` leaves `# noqa` comments to the caller (flake8 applies its own); `extend_select`
-        (and the `extend-select` setting) adds rules to what `select` chose."""
-        self.configuration = configuration
+                 ignore: Sequence[str] = (), noqa: bool = True, resolver: ConfigResolver | None = None,
+                 extend_select: Sequence[str] = ()) -> None:
+        """`noqa=False` leaves `# noqa` comments to the caller (flake8 applies its own). `select` and
+        `ignore` (the command line's) override each configuration's `select` and add to its `ignore`;
+        `extend_select` (and each configuration's `extend-select`) adds rules to what `select` chose.
+        With `resolver`, each file is checked with the configuration nearest to it; `configuration`
+        then holds the project-wide settings (those of the folder the run starts from)."""
         self.noqa = noqa
-        settings = configuration.settings
-        self.settings: Settings = settings
-        ignored = (*settings.ignore, *ignore)
-        extend = (*settings.extend_select, *extend_select)
-        self.codes = selected_codes(select if select is not None else settings.select, ignored)
-        if extend:
-            self.codes |= selected_codes(extend, ignored)
-        self.rules = [rule for rule in all_rules() if rule.code in self.codes]
+        self.resolver = resolver
+        self._select = None if select is None else tuple(select)
+        self._ignore = tuple(ignore)
+        self._extend_select = tuple(extend_select)
+        self._profiles: dict[tuple[Path, tuple[Path, ...]], Profile] = {}
+        base = self.profile_of(configuration)
+        self.configuration = configuration
+        self.settings: Settings = configuration.settings
+        self._base = base
+        self.codes = base.codes
+        self.rules = list(base.rules)
+
+    def profile_of(self, configuration: Configuration) -> Profile:
+        """The rules `configuration` enables under this run's command-line selection."""
+        key = (configuration.root, configuration.sources)
+        profile = self._profiles.get(key)
+        if profile is None or profile.configuration is not configuration:
+            settings = configuration.settings
+            select = self._select if self._select is not None else settings.select
+            ignored = (*settings.ignore, *self._ignore)
+            extend = (*settings.extend_select, *self._extend_select)
+            codes = frozenset(selected_codes(select, ignored) | (selected_codes(extend, ignored) if extend else set()))
+            profile = Profile(configuration, codes, tuple(rule for rule in all_rules() if rule.code in codes))
+            self._profiles[key] = profile
+        return profile
+
+    def profile(self, path: str | Path) -> Profile:
+        """The profile of the file at `path`."""
+        configuration = self.configuration if self.resolver is None else self.resolver.for_path(Path(path))
+        if configuration is not self.configuration:
+            return self.profile_of(configuration)
+        base = self._base
+        if base.rules != tuple(self.rules) or base.codes != self.codes:  # tests swap rules in
+            base = self._base = Profile(configuration, frozenset(self.codes), tuple(self.rules))
+        return base
 
     # -------------------------------------------------------------------------------- one file
     def analyze(self, display_path: str, data: bytes, module: ModuleName) -> _Analysis | FileOutcome:
@@ -106,7 +158,8 @@ class Linter:
             return self.failed(display_path, f"cannot analyze line {parsed.line}: {parsed.message}")
         if isinstance(parsed, ParseFailure):
             return self._syntax_error(display_path, parsed.message, parsed.line, parsed.column, text)
-        builder = ModelBuilder(module.name, display_path, self.settings.extra_jit_decorators, module.package)
+        decorators = self.profile(display_path).settings.extra_jit_decorators
+        builder = ModelBuilder(module.name, display_path, decorators, module.package)
         try:
             records, summary = builder.build(parsed)
         except RecursionError:
@@ -115,10 +168,11 @@ class Linter:
 
     def lint(self, analysis: _Analysis, solution: Solution) -> FileOutcome:
         """Run the enabled rules over an analysed file with a solved project state."""
-        ignored = self._per_file_ignores(analysis.display_path)
+        profile = self.profile(analysis.display_path)
+        ignored = self.per_file_ignores(analysis.display_path, profile)
         model = SemanticModel(analysis.module, analysis.records, analysis.summary, solution)
         context = RuleContext(analysis.display_path, model)
-        rules = [rule(context) for rule in self.rules if not (ignored and rule.code.startswith(ignored))]
+        rules = [rule(context) for rule in profile.rules if not (ignored and rule.code.startswith(ignored))]
         walker = RuleWalker(rules, context)
         errors = list(walker.errors)
         try:
@@ -159,8 +213,9 @@ class Linter:
         return FileOutcome([], [FileError(display_path, message)])
 
     def _syntax_error(self, path: str, message: str, line: int, column: int, text: str) -> FileOutcome:
-        ignored = self._per_file_ignores(path)
-        if SYNTAX_ERROR_CODE not in self.codes or (ignored and SYNTAX_ERROR_CODE.startswith(ignored)):
+        profile = self.profile(path)
+        ignored = self.per_file_ignores(path, profile)
+        if SYNTAX_ERROR_CODE not in profile.codes or (ignored and SYNTAX_ERROR_CODE.startswith(ignored)):
             return FileOutcome([], [])
         start = Position(line, column)
         diagnostic = Diagnostic(path, Range(start, start), SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, message)
@@ -168,13 +223,15 @@ class Linter:
             return FileOutcome([diagnostic], [])
         return FileOutcome(Suppressions.scan(source_lines(text)).filter([diagnostic]), [])
 
-    def _per_file_ignores(self, display_path: str) -> tuple[str, ...]:
-        table = self.settings.per_file_ignores
+    @staticmethod
+    def per_file_ignores(display_path: str, profile: Profile) -> tuple[str, ...]:
+        """The codes and prefixes `profile`'s per-file-ignores turn off in the file at `display_path`."""
+        table = profile.settings.per_file_ignores
         if not table:
             return ()
         path = real_path(Path(display_path))
         try:
-            relative = path.relative_to(self.configuration.root).as_posix()
+            relative = path.relative_to(profile.configuration.per_file_ignores_root).as_posix()
         except ValueError:
             relative = path.as_posix()
         codes: list[str] = []
@@ -206,8 +263,8 @@ class Linter:
     def _check_paths(self, paths: Sequence[Path], texts: dict[Path, bytes] | None = None, *,
                      force_exclude: bool = False, jobs: int = 1, cache: ResultCache | None = None,
                      progress: Progress | None = None) -> CheckReport:
-        root = project_root(paths[0] if paths else Path("."))
-        finder = FileFinder(self.settings.all_excludes, root)
+        root = project_root(common_folder(paths) if paths else Path("."))
+        finder = self._finder(root)
         report = CheckReport()
         texts = texts or {}
         tasks: dict[Path, FileTask] = {}
@@ -217,8 +274,8 @@ class Linter:
                 tasks[path] = FileTask(str(path), data, module_name_for(path))
         report.files_checked = len(tasks)
         report.notes.extend(finder.notes)  # before the importer scan, which walks folders not given
-        keys = {path: cache.key(t.display_path, repr(t.module), t.data) for path, t in tasks.items()} \
-            if cache is not None else None
+        keys = {path: cache.key(t.display_path, f"{t.module!r}|{self.profile(path).key}", t.data)
+                for path, t in tasks.items()} if cache is not None else None
         with Checker(self, jobs) as checker:
             if progress is not None:
                 progress.start(len(tasks))
@@ -273,6 +330,18 @@ class Linter:
                     cache.store(keys[path], outcome)
         return {path: cached[path] if path in cached else checked[path] for path in tasks}
 
+    def _finder(self, root: Path) -> FileFinder:
+        """A file finder with the excludes of `root`'s configuration, or of each folder's own."""
+        if self.resolver is None:
+            return FileFinder(self.settings.all_excludes, root)
+        resolver = self.resolver
+
+        def excludes_for(folder: Path) -> tuple[tuple[str, ...], Path]:
+            configuration = resolver.for_path(folder)
+            return configuration.settings.all_excludes, configuration.root
+
+        return FileFinder(self.settings.all_excludes, root, excludes_for)
+
     def _cache(self, directory: Path) -> ResultCache:
 
         codes = [rule.code for rule in self.rules]
@@ -293,7 +362,7 @@ class Linter:
         importers = importers_of((m.name for m in checked.values()), candidates, known)
         for path in [*importers, *(c for c in conftests if c not in importers)]:
             stamp, module, text = texts[path]
-            key = (path, stamp, self.settings.extra_jit_decorators)
+            key = (path, stamp, self.profile(path).settings.extra_jit_decorators)
             summary = _IMPORTER_SUMMARIES.get(key)
             if summary is None:
                 analysis = self.analyze(str(path), encode_source(text), module)
