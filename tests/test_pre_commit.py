@@ -61,5 +61,5 @@ def test_check_hook_reports_findings_and_honours_excludes(repo: Path):
 def test_fix_hook_rewrites_files(repo: Path):
     result = _try_repo(repo, "jaxcheck-fix")
     # pre-commit fails a hook that changed files; anything else (an install error) is shown, not hidden
-    assert "Fixed 1 finding" in result.stdout, result.stdout + result.stderr
+    assert "(1 fixed, 1 remaining)" in result.stdout, result.stdout + result.stderr
     assert (repo / "update.py").read_text() == MUTATION.replace("x[0] = 1.0", "x = x.at[0].set(1.0)")
