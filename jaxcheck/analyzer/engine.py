@@ -22,7 +22,7 @@ import libcst as cst
 
 from jaxcheck.analyzer.cache import ResultCache, fingerprint
 from jaxcheck.analyzer.config import Configuration, Settings
-from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, FileError, Fix, Position, Range
+from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, FileError, Fix, Position, Range, RelatedLocation
 from jaxcheck.analyzer.discovery import FileFinder
 from jaxcheck.analyzer.files import read_file, real_path
 from jaxcheck.analyzer.outcome import FileOutcome
@@ -356,11 +356,14 @@ def _located(path: str, model: SemanticModel, reports: Iterable[Report]) -> list
         return Fix(edits, fix.applicability, fix.title)
 
     reports = list(reports)
-    model.locate([*(r.node for r in reports), *(n for r in reports if r.fix for n, _ in r.fix.replacements)])
+    model.locate([*(r.node for r in reports), *(n for r in reports if r.fix for n, _ in r.fix.replacements),
+                  *(n for r in reports for _, n in r.related_nodes)])
     diagnostics = []
     for report in reports:
         fix = text_fix(report.fix) if report.fix is not None else None
-        diagnostics.append(Diagnostic(path, range_of(report.node), report.code, report.name, report.message, fix))
+        related = (*report.related, *(RelatedLocation(message, range_of(node)) for message, node in report.related_nodes))
+        diagnostics.append(Diagnostic(path, range_of(report.node), report.code, report.name, report.message, fix,
+                                      related))
     return diagnostics
 
 

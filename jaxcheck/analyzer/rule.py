@@ -8,7 +8,7 @@ from typing import ClassVar
 
 import libcst as cst
 
-from jaxcheck.analyzer.diagnostics import Applicability
+from jaxcheck.analyzer.diagnostics import Applicability, RelatedLocation
 from jaxcheck.analyzer.semantics import FunctionTrace, SemanticModel
 from jaxcheck.analyzer.semantics.jax_api import STATIC_ARGNAMES_TRANSFORMS
 
@@ -55,6 +55,10 @@ class Report:
     name: str
     message: str
     fix: NodeFix | None = None
+    related: tuple[RelatedLocation, ...] = ()
+    """Notes already located (a trace chain from the solve's summaries)."""
+    related_nodes: tuple[tuple[str, cst.CSTNode], ...] = ()
+    """Notes at nodes of this module, located with the finding (`(message, node)`)."""
 
 
 @dataclass(slots=True)
@@ -81,6 +85,8 @@ class Rule:
     name: ClassVar[str]
     summary: ClassVar[str]
     default_enabled: ClassVar[bool] = True
+    explains_trace: ClassVar[bool] = False
+    """Whether findings say why the code is traced: :meth:`report` then adds the trace chain as notes."""
     VALID: ClassVar[tuple[Valid, ...]] = ()
     INVALID: ClassVar[tuple[Invalid, ...]] = ()
 
@@ -88,10 +94,14 @@ class Rule:
         self.context = context
         self.model = context.model
 
-    def report(self, node: cst.CSTNode, message: str, fix: NodeFix | None = None) -> None:
-        """Record a finding at `node`, optionally with a fix (`self.model.position(other)` gives the
-        line of another node for messages such as "first used on line N")."""
-        self.context.reports.append(Report(node, self.code, self.name, message, fix))
+    def report(self, node: cst.CSTNode, message: str, fix: NodeFix | None = None,
+               related: tuple[tuple[str, cst.CSTNode], ...] = ()) -> None:
+        """Record a finding at `node`, optionally with a fix and notes at other nodes (`related`:
+        `(message, node)` pairs). Rules that set `explains_trace` get the trace chain as notes first
+        (`self.model.position(other)` gives the line of another node for messages such as "first used
+        on line N")."""
+        chain = self.model.trace_notes(self.context.function, node) if self.explains_trace else ()
+        self.context.reports.append(Report(node, self.code, self.name, message, fix, chain, related))
 
     @property
     def trace(self) -> FunctionTrace | None:

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import libcst as cst
 
+from jaxcheck.analyzer.positions import node_ranges
 from jaxcheck.analyzer.project import absolute_module
 import jaxcheck.analyzer.semantics.jax_api as jax_api
 from jaxcheck.analyzer.semantics.bindings import MUTATING_METHODS, CallableOrigin, ChangeKind, ChangeSite
@@ -118,6 +119,10 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         self.functions: dict[str, FunctionSummary] = {}
         self.roots: dict[tuple[str, TraceSpec], TraceRoot] = {}
         self.edges: dict[int, CallEdge] = {}
+        self._edge_sites: dict[int, cst.CSTNode] = {}
+        """The node of each edge (by the key of `edges`), located once the traversal ends."""
+        self.root_sites: dict[tuple[str, TraceSpec], tuple[cst.CSTNode, bool]] = {}
+        self._root_site: tuple[cst.CSTNode, bool] | None = None
         self.repeated_calls: set[str] = set()
         self.enables_x64 = False
         self._transform_results: set[tuple[str, str]] = set()
@@ -215,11 +220,36 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
             for key, f in self.functions.items()
         }
         exports = {name: b.target for name, b in self.scope.bindings.items() if b.kind is not BindingKind.VARIABLE}
+        roots, edges = self._located_roots_and_edges(module)
         summary = ModuleSummary(
-            self.module_name, self.path, functions, tuple(self.roots.values()), tuple(self.edges.values()), exports,
+            self.module_name, self.path, functions, roots, edges, exports,
             frozenset(self.repeated_calls), self.enables_x64, self.wide_dtypes,
         )
         return self.records, summary
+
+    def _add_edge(self, node: cst.CSTNode, edge: CallEdge) -> None:
+        self.edges[id(node)] = edge
+        self._edge_sites[id(node)] = node
+
+    def _located_roots_and_edges(self, module: cst.Module) -> tuple[tuple[TraceRoot, ...], tuple[CallEdge, ...]]:
+        """The roots and edges with the positions of their decorators and calls (one pass over the file,
+        only when it has any), which notes explaining a finding cite."""
+        sites = [node for node, _ in self.root_sites.values()] + list(self._edge_sites.values())
+        if not sites:
+            return tuple(self.roots.values()), tuple(self.edges.values())
+        ranges = node_ranges(module, sites)
+        roots = []
+        for key, root in self.roots.items():
+            site = self.root_sites.get(key)
+            where = ranges.get(id(site[0])) if site is not None else None
+            if site is not None and where is not None:
+                root = replace(root, line=where.start.line, column=where.start.column, decorator=site[1])
+            roots.append(root)
+        edges = []
+        for node_id, edge in self.edges.items():
+            where = ranges.get(node_id)
+            edges.append(edge if where is None else replace(edge, line=where.start.line, column=where.start.column))
+        return tuple(roots), tuple(edges)
 
     def _return_elements(self, key: str) -> tuple[Deps, ...] | None:
         elements = self.tuple_returns.get(key)
@@ -388,6 +418,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
             compact = any(qualified_name(self.scope, d.decorator) == jax_api.FLAX_COMPACT for d in node.decorators)
             if compact or node.name.value in jax_api.FLAX_TRACED_METHODS:
                 spec = TraceSpec("flax.linen.Module", True, array_params_only=True, bound_positional=1)
+                self._root_site = (node.name, False)
                 self._add_root(key, spec)
         rejected = self._tracer_rejecting_params(node)
         if rejected:
@@ -652,7 +683,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
 
     def _call_event(self, node: cst.Call, callee: str) -> None:
         """The current code calls `callee` (for program order: what may be traced when)."""
-        self.records.program_order.called(self._code_scope, id(node), CallEvent(self._next_order(), tuple(self._loops), callee))
+        self.records.program_order.called(self._code_scope, id(node), CallEvent(self._next_order(), tuple(self._loops), callee, node))
 
     def _note_final(self, statement: cst.AnnAssign) -> None:
         annotation = statement.annotation.annotation
@@ -1412,7 +1443,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         self._call_event(node, callee)
         if self._loops:
             self.repeated_calls.add(callee)
-        self.edges[id(node)] = CallEdge(caller, callee, arguments)
+        self._add_edge(node, CallEdge(caller, callee, arguments))
         return arguments
 
     def _record_transformed_call(self, node: cst.Call, transform_call: cst.Call, args: list[Value]) -> None:
@@ -1457,6 +1488,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         return True
 
     def _transform_call(self, node: cst.Call, transform: jax_api.Transform) -> None:
+        self._root_site = (node, False)
         target = argument(node, 0, ("fun", "f"))
         if target is not None:
             spec = self._spec(transform, node.args)
@@ -1467,7 +1499,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
                 self._record_unbatched(node, target, spec)
             inner = self._callable_key(target) if self._in_function else None
             if inner is not None:  # `jax.grad(loss)(p)` inside a jitted body: `loss` runs under that jit too
-                self.edges[id(target)] = CallEdge(self._function_key, inner, CallArguments())
+                self._add_edge(target, CallEdge(self._function_key, inner, CallArguments()))
             if self._records_transform_sites:
                 origin = self._callable_origin(target)
                 site = TransformSite(self._site_function, tuple(self._loops), origin, transform.caches)
@@ -1534,6 +1566,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         return created if created.kind != "value" else None
 
     def _lax_call(self, node: cst.Call, name: str, args: list[Value]) -> None:
+        self._root_site = (node, False)
         slots = jax_api.LAX_BODIES[name]
         for slot in slots:
             arity = slot.arity if slot.arity is not None else _operand_count(node, slots)
@@ -1554,7 +1587,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
                 if target is not None:
                     self._call_event(node, target)
                     if operands is not None:
-                        self.edges[id(each)] = CallEdge(self._function_key, target, operands)
+                        self._add_edge(each, CallEdge(self._function_key, target, operands))
 
 
 # ------------------------------------------------------------------------------------- helpers

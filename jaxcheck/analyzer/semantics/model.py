@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 import libcst as cst
 from libcst.metadata import CodeRange
 
+from jaxcheck.analyzer.diagnostics import Position, Range, RelatedLocation
 from jaxcheck.analyzer.positions import node_ranges
 import jaxcheck.analyzer.semantics.jax_api as jax_api
 
@@ -17,7 +18,7 @@ from jaxcheck.analyzer.semantics.objects import CONSTRUCTORS
 from jaxcheck.analyzer.semantics.prng import CarryShape, KeyReuse, find_key_reuses
 from jaxcheck.analyzer.semantics.scopes import BindingKind
 from jaxcheck.analyzer.semantics.shapes import OutOfBounds, out_of_bounds
-from jaxcheck.analyzer.semantics.solver import FunctionTrace, Solution
+from jaxcheck.analyzer.semantics.solver import ChainLink, FunctionTrace, Solution
 from jaxcheck.analyzer.semantics.summary import FunctionSummary, ModuleSummary
 from jaxcheck.analyzer.semantics.values import (
     BOOL_MASK,
@@ -92,6 +93,53 @@ class SemanticModel:
             function = self.solution.functions.get(function_key)
             function_key = function.parent if function is not None else None
         return None
+
+    def trace_notes(self, function_key: str | None, node: cst.CSTNode | None = None) -> tuple[RelatedLocation, ...]:
+        """Why code in `function_key` runs under a trace, as notes: the trace root, then each call from
+        a traced function on the way to the traced function `function_key` is (or is nested in). With
+        `node`, an expression traced through one parameter, the chain follows that parameter. Built on
+        demand from the solve's witnesses (only for reported findings)."""
+        key = function_key
+        while key is not None and key not in self.records.host_functions and self.solution.trace_of(key) is None:
+            function = self.solution.functions.get(key)
+            key = function.parent if function is not None else None
+        if key is None or key in self.records.host_functions:
+            return ()
+        param = None
+        if key == function_key and isinstance(node, cst.BaseExpression):
+            param = self.traced_parameter(node, key)
+        notes = (self._chain_note(link) for link in self.solution.trace_chain(key, param))
+        return tuple(note for note in notes if note is not None)
+
+    def _chain_note(self, link: ChainLink) -> RelatedLocation | None:
+        witness = link.witness
+        name = f"`{_short_name(link.function)}`"
+        if witness.root is not None:
+            root, transform = witness.root, witness.root.spec.transform
+            line, column = root.line, root.column
+            if witness.through is not None:
+                message = f"{name} is passed to `{_short_name(witness.through)}`, which applies `{transform}` to it"
+            elif root.decorator:
+                message = f"{name} is traced by `@{transform}`"
+            else:
+                message = f"{name} is traced by `{transform}(...)`"
+        else:
+            assert witness.edge is not None
+            edge = witness.edge
+            line, column = edge.line, edge.column
+            caller = f"`{_short_name(edge.caller)}`"
+            if witness.through is not None:
+                message = f"`{_short_name(witness.through)}` passes {name} to {caller}, which calls it"
+            else:
+                message = f"{caller} calls {name}"
+            if link.traced:
+                names = ", ".join(f"`{p}`" for p in sorted(link.traced))
+                message += f": {names} {'is' if len(link.traced) == 1 else 'are'} traced"
+        if line <= 0:
+            return None
+        position = Position(line, column)
+        path = None if witness.path == self.summary.path else witness.path
+        return RelatedLocation(message, Range(position, position), path)
 
     def value_of(self, node: cst.BaseExpression) -> Value:
         """The abstract value recorded for an expression."""
@@ -209,6 +257,12 @@ class SemanticModel:
             if reader is None or order.goes_stale(change, outer.scope, outer.module_level, reader, self.solution.reaches):
                 return change
         return None
+
+    def change_after(self, outer: OuterName, change: ChangeSite, reader: str) -> cst.CSTNode | None:
+        """The call in the variable's own scope after which `change` makes `reader`'s program stale (it
+        may trace `reader` first), when program order decides it; None otherwise."""
+        event = self.records.program_order.traced_before(change, outer.scope, reader, self.solution.reaches)
+        return event.node if event is not None else None
 
     def outer_variable_reads(self) -> list[tuple[cst.Name, str]]:
         """Every read of a variable bound outside the reading function, with that function's key."""
@@ -512,6 +566,14 @@ class SemanticModel:
     def functional_update(node: cst.Call) -> cst.BaseExpression | None:
         """The array `x` when `node` is `x.at[...].<method>(...)`; None otherwise."""
         return at_receiver(node.func)
+
+
+def _short_name(key: str) -> str:
+    """A function key as a note names it: `pkg.mod.Cls.method` -> `Cls.method` when the part before the
+    name starts with a capital letter (a class), else the bare name (`pkg.mod.f.<locals>.g` -> `g`)."""
+    head, _, name = key.rpartition(".")
+    owner = head.rpartition(".")[2]
+    return f"{owner}.{name}" if owner[:1].isupper() else name
 
 
 def _is_string(index: cst.BaseSlice) -> bool:

@@ -190,21 +190,32 @@ class TraceSpec:
 
 @dataclass(frozen=True, slots=True)
 class TraceRoot:
-    """`target` (a function key, or a qualified name imported from another module) is traced by `spec`."""
+    """`target` (a function key, or a qualified name imported from another module) is traced by `spec`.
+
+    `line`/`column` (1-based, 0-based; 0 when unknown) locate the decorator (`decorator`) or the call
+    that applies the transform, for notes that explain a finding; they are not part of the root's identity."""
 
     target: str
     spec: TraceSpec
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
+    decorator: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class CallEdge:
     """`caller` calls `callee` (a function key or imported qualified name) with `arguments`; the
     callee runs under every trace of the caller (`jax.grad(loss)(p)` inside a jitted body is an edge
-    too)."""
+    too).
+
+    `line`/`column` (1-based, 0-based; 0 when unknown) locate the call, for notes that explain a
+    finding; they are not part of the edge's identity (edges key the solver's contexts)."""
 
     caller: str
     callee: str
     arguments: CallArguments
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,6 +67,7 @@ class StaleGlobalRead(Rule):
     """
 
     code = "JAX101"
+    explains_trace = True
     name = "stale-global-read"
     summary = "Traced code reads module-level or enclosing state that is rebound or mutated, so it goes stale"
 
