@@ -7,11 +7,12 @@ from collections.abc import Sequence
 
 from jaxcheck.analyzer.diagnostics import Diagnostic, Fix, Position, display_column
 from jaxcheck.analyzer.output.context import PLAIN, OutputContext
+from jaxcheck.analyzer.output.related import related_items
 
 
 def format_json(diagnostics: Sequence[Diagnostic], context: OutputContext = PLAIN) -> str:
-    """Each item: code, name, message, path, line, column, end_line, end_column, fix (or null), url
-    (`context` is unused)."""
+    """Each item: code, name, message, path, line, column, end_line, end_column, fix (or null), url,
+    related (notes that explain the finding, see :func:`related_items`; `context` is unused)."""
     items = [
         {
             "code": d.code,
@@ -24,6 +25,7 @@ def format_json(diagnostics: Sequence[Diagnostic], context: OutputContext = PLAI
             "end_column": display_column(d.range.end.column),
             "fix": _fix(d.fix),
             "url": d.url,
+            "related": related_items(d),
         }
         for d in sorted(diagnostics)
     ]
