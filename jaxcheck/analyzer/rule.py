@@ -95,12 +95,13 @@ class Rule:
         self.model = context.model
 
     def report(self, node: cst.CSTNode, message: str, fix: NodeFix | None = None,
-               related: tuple[tuple[str, cst.CSTNode], ...] = ()) -> None:
+               related: tuple[tuple[str, cst.CSTNode], ...] = (), function: str | None = None) -> None:
         """Record a finding at `node`, optionally with a fix and notes at other nodes (`related`:
-        `(message, node)` pairs). Rules that set `explains_trace` get the trace chain as notes first
-        (`self.model.position(other)` gives the line of another node for messages such as "first used
-        on line N")."""
-        chain = self.model.trace_notes(self.context.function, node) if self.explains_trace else ()
+        `(message, node)` pairs). Rules that set `explains_trace` get the trace chain of the function
+        being visited (or of `function`) as notes first (`self.model.position(other)` gives the line
+        of another node for messages such as "first used on line N")."""
+        traced_in = self.context.function if function is None else function
+        chain = self.model.trace_notes(traced_in, node) if self.explains_trace else ()
         self.context.reports.append(Report(node, self.code, self.name, message, fix, chain, related))
 
     @property

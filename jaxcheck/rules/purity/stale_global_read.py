@@ -206,4 +206,4 @@ class StaleGlobalRead(Rule):
         related.append((f"`{node.value}` is {change.kind.value} here", change.node))
         self.report(node, f"{where} variable `{node.value}` is read in traced code but {change.kind.value} at line "
                           f"{line}: {transform_name(trace)} keeps the value from the first trace; pass it as an "
-                          "argument", related=tuple(related))
+                          "argument", related=tuple(related), function=function)
