@@ -14,8 +14,10 @@ from jaxcheck.analyzer.codec import decode, encode
 from jaxcheck.analyzer.diagnostics import Diagnostic, Position, Range, RelatedLocation
 from jaxcheck.analyzer.engine import check_source
 from jaxcheck.analyzer.parsing import parse_source, run_with_deep_stack
+from jaxcheck.analyzer.positions import node_ranges
 from jaxcheck.analyzer.semantics import SemanticModel
 from jaxcheck.analyzer.semantics.builder import ModelBuilder
+from jaxcheck.analyzer.semantics.model import site_in
 from jaxcheck.analyzer.semantics.solver import Witness, solve
 from jaxcheck.analyzer.semantics.summary import CallEdge, ModuleSummary
 from jaxcheck.analyzer.semantics.values import CallArguments
@@ -33,6 +35,24 @@ def _notes(related: tuple[RelatedLocation, ...]) -> list[tuple[str | None, int, 
     return [(r.path, r.range.start.line, r.range.start.column, r.message) for r in related]
 
 
+def _chain(model: SemanticModel, key: str, others: dict[str, tuple[cst.Module, ModelBuilder]] | None = None,
+           ) -> list[tuple[str | None, int, int, str]]:
+    """The trace notes of `key`, located as the engine does (notes in `others` in those modules)."""
+    located = []
+    for note in model.trace_notes(key):
+        node = model.site_of(note)
+        if node is not None:
+            where = model.position(node).start
+            located.append((None, where.line, where.column, note.message))
+            continue
+        tree, builder = (others or {})[note.path]
+        node = site_in(builder.records, note)
+        assert node is not None
+        start = node_ranges(tree, [node])[id(node)].start
+        located.append((note.path, start.line, start.column, note.message))
+    return located
+
+
 def test_a_root_is_the_whole_chain():
     tree, builder, summary = _summary("""
         import jax
@@ -42,7 +62,7 @@ def test_a_root_is_the_whole_chain():
             return x
     """)
     model = SemanticModel(tree, builder.records, summary, solve([summary]))
-    assert _notes(model.trace_notes("m.step")) == [(None, 4, 1, "`step` is traced by `@jax.jit`")]
+    assert _chain(model, "m.step") == [(None, 4, 1, "`step` is traced by `@jax.jit`")]
     assert model.trace_notes("m") == ()  # module level is not traced
 
 
@@ -65,7 +85,7 @@ def test_a_helper_two_calls_deep_follows_the_traced_parameter():
     chain = solution.trace_chain("m.augment", "x")
     assert [link.function for link in chain] == ["m.step", "m.loss", "m.augment"]
     model = SemanticModel(tree, builder.records, summary, solution)
-    assert _notes(model.trace_notes("m.augment")) == [
+    assert _chain(model, "m.augment") == [
         (None, 13, 10, "`step` is traced by `jax.jit(...)`"),
         (None, 11, 11, "`step` calls `loss`: `batch`, `params` are traced"),
         (None, 8, 11, "`loss` calls `augment`: `x` is traced"),
@@ -83,7 +103,7 @@ def test_a_nested_function_explains_the_trace_of_its_enclosing_function():
             return inner
     """)
     model = SemanticModel(tree, builder.records, summary, solve([summary]))
-    assert _notes(model.trace_notes("m.step.<locals>.inner")) == [(None, 4, 1, "`step` is traced by `@jax.jit`")]
+    assert _chain(model, "m.step.<locals>.inner") == [(None, 4, 1, "`step` is traced by `@jax.jit`")]
 
 
 def test_a_cross_module_chain_names_the_other_file():
@@ -101,7 +121,7 @@ def test_a_cross_module_chain_names_the_other_file():
             return p
     """, "pkg.utils", "pkg/utils.py")
     model = SemanticModel(utils_tree, utils_builder.records, utils, solve([train, utils]))
-    assert _notes(model.trace_notes("pkg.utils.loss")) == [
+    assert _chain(model, "pkg.utils.loss", {"pkg/train.py": (train_tree, train_builder)}) == [
         ("pkg/train.py", 8, 10, "`step` is traced by `jax.jit(...)`"),
         ("pkg/train.py", 6, 11, "`step` calls `loss`: `p` is traced"),
     ]
@@ -123,7 +143,7 @@ def test_a_cycle_of_calls_gives_a_finite_chain():
     assert [link.function for link in solution.trace_chain("m.pong", "x")] == ["m.ping", "m.pong"]
     # Witnesses that point at each other (never made by the solve) still end.
     edge_a, edge_b = CallEdge("m.pong", "m.ping", CallArguments()), CallEdge("m.ping", "m.pong", CallArguments())
-    solution.witnesses = {"m.ping": Witness("m.py", edge=edge_a), "m.pong": Witness("m.py", edge=edge_b)}
+    solution.witnesses = {"m.ping": Witness("m.py", "m", edge=edge_a), "m.pong": Witness("m.py", "m", edge=edge_b)}
     solution.param_witnesses = {}
     assert [link.function for link in solution.trace_chain("m.ping")] == ["m.pong", "m.ping"]
 
@@ -141,7 +161,7 @@ def test_a_function_passed_to_a_transforming_helper_names_the_helper():
         fit(loss, 1.0)
     """)
     model = SemanticModel(tree, builder.records, summary, solve([summary]))
-    assert _notes(model.trace_notes("m.loss")) == [(None, 10, 0, "`loss` is passed to `fit`, which applies `jax.grad` to it")]
+    assert _chain(model, "m.loss") == [(None, 10, 0, "`loss` is passed to `fit`, which applies `jax.grad` to it")]
 
 
 def test_findings_in_a_project_carry_the_chain(tmp_path: Path):

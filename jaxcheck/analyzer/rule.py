@@ -8,8 +8,9 @@ from typing import ClassVar
 
 import libcst as cst
 
-from jaxcheck.analyzer.diagnostics import Applicability, RelatedLocation
+from jaxcheck.analyzer.diagnostics import Applicability
 from jaxcheck.analyzer.semantics import FunctionTrace, SemanticModel
+from jaxcheck.analyzer.semantics.model import TraceNote
 from jaxcheck.analyzer.semantics.jax_api import STATIC_ARGNAMES_TRANSFORMS
 
 KEBAB_NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -55,8 +56,8 @@ class Report:
     name: str
     message: str
     fix: NodeFix | None = None
-    related: tuple[RelatedLocation, ...] = ()
-    """Notes already located (a trace chain from the solve's summaries)."""
+    trace_notes: tuple[TraceNote, ...] = ()
+    """Why the code is traced (located by the engine, in this file or another)."""
     related_nodes: tuple[tuple[str, cst.CSTNode], ...] = ()
     """Notes at nodes of this module, located with the finding (`(message, node)`)."""
 

@@ -17,7 +17,6 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from jaxcheck.analyzer.positions import node_ranges
 from jaxcheck.analyzer.project import absolute_module
 import jaxcheck.analyzer.semantics.jax_api as jax_api
 from jaxcheck.analyzer.semantics.bindings import MUTATING_METHODS, CallableOrigin, ChangeKind, ChangeSite
@@ -119,8 +118,6 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         self.functions: dict[str, FunctionSummary] = {}
         self.roots: dict[tuple[str, TraceSpec], TraceRoot] = {}
         self.edges: dict[int, CallEdge] = {}
-        self._edge_sites: dict[int, cst.CSTNode] = {}
-        """The node of each edge (by the key of `edges`), located once the traversal ends."""
         self.root_sites: dict[tuple[str, TraceSpec], tuple[cst.CSTNode, bool]] = {}
         self._root_site: tuple[cst.CSTNode, bool] | None = None
         self.repeated_calls: set[str] = set()
@@ -220,36 +217,27 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
             for key, f in self.functions.items()
         }
         exports = {name: b.target for name, b in self.scope.bindings.items() if b.kind is not BindingKind.VARIABLE}
-        roots, edges = self._located_roots_and_edges(module)
+        roots = tuple(self._roots())
         summary = ModuleSummary(
-            self.module_name, self.path, functions, roots, edges, exports,
+            self.module_name, self.path, functions, roots, tuple(self.edges.values()), exports,
             frozenset(self.repeated_calls), self.enables_x64, self.wide_dtypes,
         )
         return self.records, summary
 
     def _add_edge(self, node: cst.CSTNode, edge: CallEdge) -> None:
         self.edges[id(node)] = edge
-        self._edge_sites[id(node)] = node
+        self.records.edge_sites.append((edge, node))
 
-    def _located_roots_and_edges(self, module: cst.Module) -> tuple[tuple[TraceRoot, ...], tuple[CallEdge, ...]]:
-        """The roots and edges with the positions of their decorators and calls (one pass over the file,
-        only when it has any), which notes explaining a finding cite."""
-        sites = [node for node, _ in self.root_sites.values()] + list(self._edge_sites.values())
-        if not sites:
-            return tuple(self.roots.values()), tuple(self.edges.values())
-        ranges = node_ranges(module, sites)
-        roots = []
+    def _roots(self) -> Iterator[TraceRoot]:
+        """The trace roots, those applied by a decorator marked; their sites go to the records (notes
+        that explain a finding cite them; positions are computed only then)."""
         for key, root in self.roots.items():
             site = self.root_sites.get(key)
-            where = ranges.get(id(site[0])) if site is not None else None
-            if site is not None and where is not None:
-                root = replace(root, line=where.start.line, column=where.start.column, decorator=site[1])
-            roots.append(root)
-        edges = []
-        for node_id, edge in self.edges.items():
-            where = ranges.get(node_id)
-            edges.append(edge if where is None else replace(edge, line=where.start.line, column=where.start.column))
-        return tuple(roots), tuple(edges)
+            if site is None:
+                yield root
+                continue
+            self.records.root_sites[key] = site[0]
+            yield replace(root, decorator=True) if site[1] else root
 
     def _return_elements(self, key: str) -> tuple[Deps, ...] | None:
         elements = self.tuple_returns.get(key)

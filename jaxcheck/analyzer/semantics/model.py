@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from jaxcheck.analyzer.diagnostics import Position, Range, RelatedLocation
 from jaxcheck.analyzer.positions import node_ranges
 import jaxcheck.analyzer.semantics.jax_api as jax_api
 
@@ -19,7 +19,7 @@ from jaxcheck.analyzer.semantics.prng import CarryShape, KeyReuse, find_key_reus
 from jaxcheck.analyzer.semantics.scopes import BindingKind
 from jaxcheck.analyzer.semantics.shapes import OutOfBounds, out_of_bounds
 from jaxcheck.analyzer.semantics.solver import ChainLink, FunctionTrace, Solution
-from jaxcheck.analyzer.semantics.summary import FunctionSummary, ModuleSummary
+from jaxcheck.analyzer.semantics.summary import CallEdge, FunctionSummary, ModuleSummary, TraceSpec
 from jaxcheck.analyzer.semantics.values import (
     BOOL_MASK,
     FILESYSTEM_PATH,
@@ -34,7 +34,7 @@ from jaxcheck.analyzer.semantics.values import (
     Value,
 )
 
-__all__ = ["FunctionTrace", "KeyReuse", "OutOfBounds", "SemanticModel"]
+__all__ = ["FunctionTrace", "KeyReuse", "OutOfBounds", "SemanticModel", "TraceNote"]
 
 
 class SemanticModel:
@@ -94,11 +94,12 @@ class SemanticModel:
             function_key = function.parent if function is not None else None
         return None
 
-    def trace_notes(self, function_key: str | None, node: cst.CSTNode | None = None) -> tuple[RelatedLocation, ...]:
+    def trace_notes(self, function_key: str | None, node: cst.CSTNode | None = None) -> tuple[TraceNote, ...]:
         """Why code in `function_key` runs under a trace, as notes: the trace root, then each call from
         a traced function on the way to the traced function `function_key` is (or is nested in). With
         `node`, an expression traced through one parameter, the chain follows that parameter. Built on
-        demand from the solve's witnesses (only for reported findings)."""
+        demand from the solve's witnesses (only for reported findings); located later, with the finding
+        (:meth:`site_of`), or by reading the other file when the note lies there."""
         key = function_key
         while key is not None and key not in self.records.host_functions and self.solution.trace_of(key) is None:
             function = self.solution.functions.get(key)
@@ -108,38 +109,11 @@ class SemanticModel:
         param = None
         if key == function_key and isinstance(node, cst.BaseExpression):
             param = self.traced_parameter(node, key)
-        notes = (self._chain_note(link) for link in self.solution.trace_chain(key, param))
-        return tuple(note for note in notes if note is not None)
+        return tuple(_chain_note(link) for link in self.solution.trace_chain(key, param))
 
-    def _chain_note(self, link: ChainLink) -> RelatedLocation | None:
-        witness = link.witness
-        name = f"`{_short_name(link.function)}`"
-        if witness.root is not None:
-            root, transform = witness.root, witness.root.spec.transform
-            line, column = root.line, root.column
-            if witness.through is not None:
-                message = f"{name} is passed to `{_short_name(witness.through)}`, which applies `{transform}` to it"
-            elif root.decorator:
-                message = f"{name} is traced by `@{transform}`"
-            else:
-                message = f"{name} is traced by `{transform}(...)`"
-        else:
-            assert witness.edge is not None
-            edge = witness.edge
-            line, column = edge.line, edge.column
-            caller = f"`{_short_name(edge.caller)}`"
-            if witness.through is not None:
-                message = f"`{_short_name(witness.through)}` passes {name} to {caller}, which calls it"
-            else:
-                message = f"{caller} calls {name}"
-            if link.traced:
-                names = ", ".join(f"`{p}`" for p in sorted(link.traced))
-                message += f": {names} {'is' if len(link.traced) == 1 else 'are'} traced"
-        if line <= 0:
-            return None
-        position = Position(line, column)
-        path = None if witness.path == self.summary.path else witness.path
-        return RelatedLocation(message, Range(position, position), path)
+    def site_of(self, note: TraceNote) -> cst.CSTNode | None:
+        """The node of this module a note of :meth:`trace_notes` cites, if it lies here."""
+        return site_in(self.records, note) if note.path == self.summary.path else None
 
     def value_of(self, node: cst.BaseExpression) -> Value:
         """The abstract value recorded for an expression."""
@@ -566,6 +540,53 @@ class SemanticModel:
     def functional_update(node: cst.Call) -> cst.BaseExpression | None:
         """The array `x` when `node` is `x.at[...].<method>(...)`; None otherwise."""
         return at_receiver(node.func)
+
+
+@dataclass(frozen=True, slots=True)
+class TraceNote:
+    """A note of a trace chain, not located yet: `message` at the node of module `module` (file `path`)
+    where `root` (a root's target and spec) is applied, or where the call `edge` is made."""
+
+    message: str
+    path: str
+    module: str
+    root: tuple[str, TraceSpec] | None = None
+    edge: CallEdge | None = None
+
+
+def site_in(records: ModuleRecords, note: TraceNote) -> cst.CSTNode | None:
+    """The node of the module `records` describes that `note` cites, if found."""
+    if note.root is not None:
+        return records.root_sites.get(note.root)
+    return records.site_of_edge(note.edge) if note.edge is not None else None
+
+
+def _chain_note(link: ChainLink) -> TraceNote:
+    witness = link.witness
+    name = f"`{_short_name(link.function)}`"
+    if witness.root is not None:
+        root, transform = witness.root, witness.root.spec.transform
+        if witness.through is not None:
+            message = f"{name} is passed to `{_short_name(witness.through)}`, which applies `{transform}` to it"
+        elif root.decorator:
+            message = f"{name} is traced by `@{transform}`"
+        else:
+            message = f"{name} is traced by `{transform}(...)`"
+    else:
+        assert witness.edge is not None
+        caller = f"`{_short_name(witness.edge.caller)}`"
+        if witness.through is not None:
+            message = f"`{_short_name(witness.through)}` passes {name} to {caller}, which calls it"
+        else:
+            message = f"{caller} calls {name}"
+        if link.traced:
+            names = ", ".join(f"`{p}`" for p in sorted(link.traced))
+            message += f": {names} {'is' if len(link.traced) == 1 else 'are'} traced"
+    if witness.site is not None:
+        return TraceNote(message, witness.path, witness.module, edge=witness.site)
+    if witness.root is not None:
+        return TraceNote(message, witness.path, witness.module, root=(witness.root.target, witness.root.spec))
+    return TraceNote(message, witness.path, witness.module, edge=witness.edge)
 
 
 def _short_name(key: str) -> str:

@@ -37,15 +37,18 @@ class FunctionTrace:
 @dataclass(frozen=True, slots=True)
 class Witness:
     """How a function (or one of its parameters) first became traced, for notes that explain a finding:
-    a `root` applied in file `path`, or an `edge` from an already traced caller, made in file `path`.
+    a `root`, or an `edge` from an already traced caller, found in module `module` (file `path`).
     `through` is the function in between, when there is one: for a root, the function that applies the
-    transform to its parameter (`fit(loss, w)` with `jax.grad(loss_fn)` in `fit`); for an edge, the
-    function that passed the callable its caller calls through a parameter."""
+    transform to its parameter (`fit(loss, w)` with `jax.grad(loss_fn)` in `fit`; `site` is that call);
+    for an edge, the function that passed the callable its caller calls through a parameter (`site` is
+    the passing call). Notes are located at `site`, else at the root's or the edge's own node."""
 
     path: str
+    module: str
     root: TraceRoot | None = None
     edge: CallEdge | None = None
     through: str | None = None
+    site: CallEdge | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +167,7 @@ class Solution:
             if witness is None:
                 break
             edge = witness.edge
-            if edge is None:
+            if witness.root is not None or edge is None:
                 links.append(ChainLink(current, witness))
                 break
             context = self.contexts.get(current, {}).get(edge)
@@ -354,8 +357,7 @@ def _parameter_call_edges(edges_by_caller: dict[str, list[tuple[CallEdge, str]]]
                 passed = edge.arguments.callable_for(parameter, functions[callee])
                 if passed is not None:
                     target, bound = passed
-                    through = CallEdge(callee, target, replace(arguments, bound_positional=bound), edge.line, edge.column)
-                    edges.append((through, edge))
+                    edges.append((CallEdge(callee, target, replace(arguments, bound_positional=bound)), edge))
     return edges
 
 
@@ -388,20 +390,22 @@ def solve(summaries: Iterable[ModuleSummary]) -> Solution:
 
     for summary in summaries:
         for edge in summary.edges:
-            add_edge(edge, Witness(summary.path, edge=edge))
+            add_edge(edge, Witness(summary.path, summary.module, edge=edge))
     passed_by: dict[int, str] = {}
     for edge, passing in _parameter_call_edges(edges_by_caller, functions):
-        add_edge(edge, Witness(witnesses[id(passing)].path, edge=edge, through=passing.caller))
+        made = witnesses[id(passing)]
+        add_edge(edge, Witness(made.path, made.module, edge=edge, through=passing.caller, site=passing))
         passed_by[id(edge)] = passing.caller
-    roots = [Witness(summary.path, root=root) for summary in summaries for root in summary.roots]
+    roots = [Witness(summary.path, summary.module, root=root) for summary in summaries for root in summary.roots]
     for caller_edges in edges_by_caller.values():
         for edge, callee in caller_edges:  # `fit(loss, w)` where `fit` applies `jax.grad` to its parameter
             for parameter, spec in functions[callee].transformed_params:
                 passed_function = edge.arguments.callable_for(parameter, functions[callee])
                 if passed_function is not None:
                     target, bound = passed_function
-                    root = TraceRoot(target, spec.binding(bound) if bound else spec, edge.line, edge.column)
-                    roots.append(Witness(witnesses[id(edge)].path, root=root, through=callee))
+                    root = TraceRoot(target, spec.binding(bound) if bound else spec)
+                    made = witnesses[id(edge)]
+                    roots.append(Witness(made.path, made.module, root=root, through=callee, site=edge))
     root_keys: set[str] = set()
     for witness in roots:
         assert witness.root is not None

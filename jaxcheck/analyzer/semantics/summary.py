@@ -190,15 +190,11 @@ class TraceSpec:
 
 @dataclass(frozen=True, slots=True)
 class TraceRoot:
-    """`target` (a function key, or a qualified name imported from another module) is traced by `spec`.
-
-    `line`/`column` (1-based, 0-based; 0 when unknown) locate the decorator (`decorator`) or the call
-    that applies the transform, for notes that explain a finding; they are not part of the root's identity."""
+    """`target` (a function key, or a qualified name imported from another module) is traced by `spec`,
+    applied by a decorator (`decorator`, for notes that explain a finding) or a call."""
 
     target: str
     spec: TraceSpec
-    line: int = field(default=0, compare=False)
-    column: int = field(default=0, compare=False)
     decorator: bool = field(default=False, compare=False)
 
 
@@ -206,16 +202,11 @@ class TraceRoot:
 class CallEdge:
     """`caller` calls `callee` (a function key or imported qualified name) with `arguments`; the
     callee runs under every trace of the caller (`jax.grad(loss)(p)` inside a jitted body is an edge
-    too).
-
-    `line`/`column` (1-based, 0-based; 0 when unknown) locate the call, for notes that explain a
-    finding; they are not part of the edge's identity (edges key the solver's contexts)."""
+    too)."""
 
     caller: str
     callee: str
     arguments: CallArguments
-    line: int = field(default=0, compare=False)
-    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
