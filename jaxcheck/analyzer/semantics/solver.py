@@ -374,10 +374,11 @@ def solve(summaries: Iterable[ModuleSummary]) -> Solution:
     solution = Solution(functions, resolve=resolve, x64_enabled=any(summary.enables_x64 for summary in summaries))
     edges_by_caller: dict[str, list[tuple[CallEdge, str]]] = {}
     passed: dict[str, set[str]] = {}
-    witnesses: dict[int, Witness] = {}
-    """Per edge (by id), the witness a callee traced through it gets: the file the call is in."""
+    witnesses: dict[int, Witness | ModuleSummary] = {}
+    """Per edge (by id), the witness a callee traced through it gets, or for a plain call the module it
+    is made in (the witness is made only when it is first needed)."""
 
-    def add_edge(edge: CallEdge, witness: Witness) -> None:
+    def add_edge(edge: CallEdge, witness: Witness | ModuleSummary) -> None:
         callee = resolve(edge.callee)
         if callee is not None:
             witnesses[id(edge)] = witness
@@ -390,7 +391,7 @@ def solve(summaries: Iterable[ModuleSummary]) -> Solution:
 
     for summary in summaries:
         for edge in summary.edges:
-            add_edge(edge, Witness(summary.path, summary.module, edge=edge))
+            add_edge(edge, summary)
     passed_by: dict[int, str] = {}
     for edge, passing in _parameter_call_edges(edges_by_caller, functions):
         made = witnesses[id(passing)]
@@ -471,14 +472,22 @@ def _apply(solution: Solution, key: str, spec: TraceSpec, never_passed: frozense
     _witness(solution, key, traced, witness)
 
 
-def _witness(solution: Solution, key: str, traced: frozenset[str], witness: Witness) -> None:
-    """Remember `witness` for function `key` and each of its `traced` parameters that has none yet."""
+def _witness(solution: Solution, key: str, traced: frozenset[str], witness: Witness | ModuleSummary,
+             edge: CallEdge | None = None) -> None:
+    """Remember `witness` for function `key` and each of its `traced` parameters that has none yet; a
+    module stands for the plain call `edge` made in it."""
+    missing = [name for name in traced if (key, name) not in solution.param_witnesses]
+    if key in solution.witnesses and not missing:
+        return
+    if isinstance(witness, ModuleSummary):
+        assert edge is not None
+        witness = Witness(witness.path, witness.module, edge=edge)
     solution.witnesses.setdefault(key, witness)
-    for name in traced:
-        solution.param_witnesses.setdefault((key, name), witness)
+    for name in missing:
+        solution.param_witnesses[(key, name)] = witness
 
 
-def _propagate(solution: Solution, edge: CallEdge, callee_key: str, witness: Witness) -> bool:
+def _propagate(solution: Solution, edge: CallEdge, callee_key: str, witness: Witness | ModuleSummary) -> bool:
     """Carry the caller's tracing into the callee along one edge (made where `witness` says); True when
     anything changed."""
     callee = solution.functions[callee_key]
@@ -508,7 +517,7 @@ def _propagate(solution: Solution, edge: CallEdge, callee_key: str, witness: Wit
         solution.traced_params.setdefault(callee_key, set()).update(traced)
     if held:
         solution.holders.setdefault(callee_key, set()).update(held)
-    _witness(solution, callee_key, traced, witness)
+    _witness(solution, callee_key, traced, witness, edge)
     after = (len(solution.transforms[callee_key]), callee_key in solution.staged,
              callee_key in solution.omnistaged, len(solution.traced_params.get(callee_key, ())),
              len(solution.holders.get(callee_key, ())), callee_key in solution.cached, context)
