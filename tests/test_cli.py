@@ -63,7 +63,9 @@ def test_json_format(capsys, buggy: Path):
     items = json.loads(out)
     assert code == 1
     first = items[0]
-    assert set(first) == {"cell", "code", "end_location", "filename", "fix", "location", "message", "noqa_row", "url"}
+    ruff_keys = {"cell", "code", "end_location", "filename", "fix", "location", "message", "noqa_row", "url"}
+    assert set(first) - {"related"} == ruff_keys  # plus the notes that explain the finding, when it has any
+    assert {note["filename"] for note in first["related"]} == {str(buggy / "buggy.py")}
     assert (first["code"], first["location"], first["fix"], first["cell"]) == ("JAX301", {"row": 6, "column": 8}, None, None)
     assert first["filename"] == str(buggy / "buggy.py") and first["noqa_row"] == 6
     assert first["url"].endswith("python-branch-on-tracer.md")

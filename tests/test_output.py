@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from jaxcheck import __version__
-from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, Fix, Position, Range, display_column
+from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, Fix, Position, Range, RelatedLocation, display_column
 from jaxcheck.analyzer.output import FORMATTERS, PLAIN, OutputContext, summary
 from jaxcheck.analyzer.output.context import read_sources, source_lines
 from jaxcheck.analyzer.output.sarif import artifact_uri
@@ -25,7 +25,10 @@ SOURCE = (
 )
 DIAGNOSTICS = [
     Diagnostic("src/model.py", Range(Position(7, 7), Position(7, 12)), "JAX301", "python-branch-on-tracer",
-               "Python `if` needs a concrete bool but the value is traced under jax.jit; use `jnp.where`"),
+               "Python `if` needs a concrete bool but the value is traced under jax.jit; use `jnp.where`",
+               related=(RelatedLocation("`f` is traced by `@jax.jit`", Range(Position(5, 1), Position(5, 1))),
+                        RelatedLocation("`step` calls `f`: `x` is traced", Range(Position(40, 11), Position(40, 11)),
+                                        "src/train.py"))),
     Diagnostic("src/model.py", Range(Position(9, 0), Position(9, 0)), "JAX001", "syntax-error",
                "syntax error: '(' was never closed"),
     Diagnostic("src/model.py", Range(Position(13, 4), Position(13, 12)), "JAX201", "in-place-array-update",
@@ -77,10 +80,20 @@ def test_columns_are_shown_one_based():
     assert display_column(0) == 1
 
 
+def test_related_locations_are_notes_in_text_and_a_list_in_json():
+    text = FORMATTERS["text"](DIAGNOSTICS[:1])
+    assert text.splitlines()[1:3] == ["  note: src/model.py:5:2: `f` is traced by `@jax.jit`",
+                                      "  note: src/train.py:40:12: `step` calls `f`: `x` is traced"]
+    (item,) = json.loads(FORMATTERS["json"](DIAGNOSTICS[:1]))
+    assert item["related"][1] == {"message": "`step` calls `f`: `x` is traced", "filename": "src/train.py",
+                                  "location": {"row": 40, "column": 12}, "end_location": {"row": 40, "column": 12}}
+    assert FORMATTERS["concise"](DIAGNOSTICS[:1]).count("\n") == 2  # concise stays one line per finding
+
+
 def test_text_without_sources_is_the_headline_only():
-    rendered = FORMATTERS["text"](DIAGNOSTICS[:1])
+    rendered = FORMATTERS["text"](DIAGNOSTICS[1:2])
     assert rendered.splitlines() == [
-        "src/model.py:7:8: JAX301 " + DIAGNOSTICS[0].message, "", "Found 1 error."]
+        "src/model.py:9:1: JAX001 " + DIAGNOSTICS[1].message, "", "Found 1 error."]
 
 
 def test_text_underlines_with_tabs_and_multiline_ranges():
@@ -145,6 +158,14 @@ def test_sarif_meets_the_schema_requirements():
         region = physical["region"]
         assert all(isinstance(region[k], int) and region[k] >= 1 for k in region)
         assert (region["endLine"], region["endColumn"]) >= (region["startLine"], region["startColumn"])
+    related = run["results"][0]["relatedLocations"]
+    assert [r["id"] for r in related] == [0, 1] and related[1]["message"]["text"].startswith("`step` calls")
+    assert related[1]["physicalLocation"]["artifactLocation"]["uri"] == "src/train.py"
+    assert related[0]["physicalLocation"]["region"] == {"startLine": 5, "startColumn": 2, "endLine": 5, "endColumn": 2}
+    (flow,) = run["results"][0]["codeFlows"]
+    (thread,) = flow["threadFlows"]
+    assert [step["location"]["message"]["text"] for step in thread["locations"]][-1] == DIAGNOSTICS[0].message
+    assert "relatedLocations" not in run["results"][1] and "codeFlows" not in run["results"][1]
     (fix,) = run["results"][2]["fixes"]
     (change,) = fix["artifactChanges"]
     (replacement,) = change["replacements"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import fnmatch
 import gc
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +22,7 @@ import libcst as cst
 
 from jaxcheck.analyzer.cache import ResultCache, fingerprint
 from jaxcheck.analyzer.config import Configuration, ConfigResolver, Settings
-from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, FileError, Fix, Position, Range
+from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, FileError, Fix, Position, Range, RelatedLocation
 from jaxcheck.analyzer.discovery import FileFinder
 from jaxcheck.analyzer.files import read_file, real_path
 from jaxcheck.analyzer.noqa import UNUSED_NOQA_CODE, unused_noqa
@@ -36,7 +36,9 @@ from jaxcheck.analyzer.project import (
 from jaxcheck.analyzer.registry import all_rules, selected_codes
 from jaxcheck.analyzer.rule import NodeFix, Report, Rule, RuleContext
 from jaxcheck.analyzer.semantics import SemanticModel
+from jaxcheck.analyzer.positions import node_ranges
 from jaxcheck.analyzer.semantics.builder import ModelBuilder
+from jaxcheck.analyzer.semantics.model import TraceNote, site_in
 from jaxcheck.analyzer.semantics.records import ModuleRecords
 from jaxcheck.analyzer.semantics.solver import Solution, solve
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
@@ -121,6 +123,8 @@ class Linter:
         self._base = base
         self.codes = base.codes
         self.rules = list(base.rules)
+        self._elsewhere: dict[tuple[str, str], tuple[cst.Module, ModuleRecords] | None] = {}
+        """Other files analysed again to locate notes that cite them, by (path, module); None: unusable."""
 
     def profile_of(self, configuration: Configuration) -> Profile:
         """The rules `configuration` enables under this run's command-line selection."""
@@ -181,7 +185,7 @@ class Linter:
             errors.append(FileError(analysis.display_path, "too deeply nested to analyze; file skipped"))
             return FileOutcome([], errors)
         errors.extend(walker.errors)
-        diagnostics = _located(analysis.display_path, model, context.reports)
+        diagnostics = _located(analysis.display_path, model, context.reports, self._locate_elsewhere)
         if self.noqa:
             if UNUSED_NOQA_CODE in self.codes:  # JAX002 needs every finding, before suppression
                 diagnostics += unused_noqa(analysis.display_path, analysis.text, diagnostics,
@@ -222,6 +226,38 @@ class Linter:
         if not self.noqa:
             return FileOutcome([diagnostic], [])
         return FileOutcome(Suppressions.scan(source_lines(text)).filter([diagnostic]), [])
+
+    def _locate_elsewhere(self, note: TraceNote) -> Range | None:
+        """Where a note that cites another file lies: that file is read and analysed once per process
+        (only for findings whose trace chain crosses files); None when it cannot be found (the file
+        changed or is unreadable)."""
+        key = (note.path, note.module)
+        if key not in self._elsewhere:
+            self._elsewhere[key] = self._reanalyzed(note.path, note.module)
+        found = self._elsewhere[key]
+        node = site_in(found[1], note) if found is not None else None
+        if found is None or node is None:
+            return None
+        where = node_ranges(found[0], [node]).get(id(node))
+        if where is None:
+            return None
+        return Range(Position(where.start.line, where.start.column), Position(where.end.line, where.end.column))
+
+    def _reanalyzed(self, display_path: str, module: str) -> tuple[cst.Module, ModuleRecords] | None:
+        try:
+            text = decode_source(read_file(Path(display_path))).text
+        except (OSError, SourceDecodeError):
+            return None
+        parsed = parse_source(text)
+        if isinstance(parsed, ParseFailure):
+            return None
+        package = module if Path(display_path).name == "__init__.py" else None
+        builder = ModelBuilder(module, display_path, self.profile(display_path).settings.extra_jit_decorators, package)
+        try:
+            records, _ = builder.build(parsed)
+        except RecursionError:
+            return None
+        return parsed, records
 
     @staticmethod
     def per_file_ignores(display_path: str, profile: Profile) -> tuple[str, ...]:
@@ -425,8 +461,10 @@ def _read(path: Path, report: CheckReport) -> bytes | None:
         return None
 
 
-def _located(path: str, model: SemanticModel, reports: Iterable[Report]) -> list[Diagnostic]:
-    """Turn reports into diagnostics; positions are computed once per file, only when needed."""
+def _located(path: str, model: SemanticModel, reports: Iterable[Report],
+             elsewhere: Callable[[TraceNote], Range | None] = lambda note: None) -> list[Diagnostic]:
+    """Turn reports into diagnostics; positions are computed once per file, only when needed. Notes
+    that cite another file are located by `elsewhere` (dropped when it finds nothing)."""
 
     def range_of(node: cst.CSTNode) -> Range:
         code_range = model.position(node)
@@ -437,12 +475,25 @@ def _located(path: str, model: SemanticModel, reports: Iterable[Report]) -> list
         edits = tuple(Edit(range_of(node), content) for node, content in fix.replacements)
         return Fix(edits, fix.applicability, fix.title)
 
+    def note(trace_note: TraceNote) -> RelatedLocation | None:
+        node = model.site_of(trace_note)
+        if node is not None:
+            return RelatedLocation(trace_note.message, range_of(node))
+        where = None if trace_note.path == model.summary.path else elsewhere(trace_note)
+        return RelatedLocation(trace_note.message, where, trace_note.path) if where is not None else None
+
     reports = list(reports)
-    model.locate([*(r.node for r in reports), *(n for r in reports if r.fix for n, _ in r.fix.replacements)])
+    here = (model.site_of(n) for r in reports for n in r.trace_notes)
+    model.locate([*(r.node for r in reports), *(n for r in reports if r.fix for n, _ in r.fix.replacements),
+                  *(n for r in reports for _, n in r.related_nodes), *(n for n in here if n is not None)])
     diagnostics = []
     for report in reports:
         fix = text_fix(report.fix) if report.fix is not None else None
-        diagnostics.append(Diagnostic(path, range_of(report.node), report.code, report.name, report.message, fix))
+        chain = (note(n) for n in report.trace_notes)
+        related = (*(n for n in chain if n is not None),
+                   *(RelatedLocation(message, range_of(node)) for message, node in report.related_nodes))
+        diagnostics.append(Diagnostic(path, range_of(report.node), report.code, report.name, report.message, fix,
+                                      related))
     return diagnostics
 
 

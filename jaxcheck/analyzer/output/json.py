@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from jaxcheck.analyzer.diagnostics import Diagnostic, Fix, Position, display_column
 from jaxcheck.analyzer.output.context import PLAIN, OutputContext
+from jaxcheck.analyzer.output.related import related_items
 
 
 def format_json(diagnostics: Sequence[Diagnostic], context: OutputContext = PLAIN) -> str:
@@ -26,8 +27,9 @@ def format_json_lines(diagnostics: Sequence[Diagnostic], context: OutputContext 
 
 
 def json_item(d: Diagnostic) -> dict[str, object]:
-    """One diagnostic in ruff's JSON shape."""
-    return {
+    """One diagnostic in ruff's JSON shape, plus `related` (the notes that explain it, see
+    :func:`related_items`) when it has any: tools that read ruff's keys ignore it."""
+    item: dict[str, object] = {
         "cell": None,
         "code": d.code,
         "end_location": location(d.range.end),
@@ -38,6 +40,9 @@ def json_item(d: Diagnostic) -> dict[str, object]:
         "noqa_row": d.range.start.line,
         "url": d.url,
     }
+    if d.related:
+        item["related"] = related_items(d)
+    return item
 
 
 def location(position: Position) -> dict[str, int]:

@@ -1,4 +1,5 @@
-"""The default, ruff-like full output: the `concise` line, then the source line with its range underlined.
+"""The default, ruff-like full output: the `concise` line, then the source line with its range underlined,
+then a `note:` line per related location (why the code is traced, where a value changes).
 
 ```
 src/model.py:6:8: JAX301 Python `if` needs a concrete bool ...
@@ -6,6 +7,7 @@ src/model.py:6:8: JAX301 Python `if` needs a concrete bool ...
 6 |     if x > 0:
   |        ^^^^^
   |
+  note: src/model.py:3:1: `f` is traced by `@jax.jit`
 ```
 """
 
@@ -15,6 +17,7 @@ from collections.abc import Sequence
 
 from jaxcheck.analyzer.diagnostics import Diagnostic, display_column
 from jaxcheck.analyzer.output.context import PLAIN, OutputContext, fix_marker, summary
+from jaxcheck.analyzer.output.related import note_lines
 
 TAB_SIZE = 4
 SNIPPET_WIDTH = 160
@@ -60,6 +63,7 @@ def _block(diagnostic: Diagnostic, context: OutputContext) -> str:
         ]
     if diagnostic.fix is not None:
         lines.append(f"{' ' * len(number)} = help: {diagnostic.fix.title}")
+    lines += note_lines(diagnostic)
     return "\n".join(lines) + "\n"
 
 

@@ -251,4 +251,14 @@ class PrngKeyReuse(Rule):
                 message = (f"PRNG key {key} is re-created from the same seed (line {first_line}) in every "
                            "iteration of this loop, so every iteration draws the same random bits; create it "
                            "once before the loop and split it inside")
-            self.report(reuse.node, message)
+            first = _FIRST_NOTES.get(reuse.kind)
+            self.report(reuse.node, message, related=((first.format(key=key), reuse.first),) if first else ())
+
+
+_FIRST_NOTES = {
+    "again": "{key} is first consumed here",
+    "per_item": "{key} is created from the same seed here",
+    "reseeded": "{key} is re-created from the same seed here",
+    "carried": "{key} is returned unchanged in the carry here",
+}
+"""The note at `KeyReuse.first`, per kind (none where `first` is the finding's own call)."""

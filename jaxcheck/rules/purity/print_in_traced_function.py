@@ -68,6 +68,7 @@ class PrintInTracedFunction(Rule):
     """
 
     code = "JAX103"
+    explains_trace = True
     name = "print-in-traced-function"
     summary = "`print`, logging, `open()` and file writes in traced code run once while tracing, not per call"
 

@@ -56,6 +56,7 @@ class PythonBranchOnTracer(Rule):
     """
 
     code = "JAX301"
+    explains_trace = True
     name = "python-branch-on-tracer"
     summary = "Python `if`/`while`/`and`/`or`/`not`/`min`/`max` on a traced value under jit, vmap, pmap or lax bodies"
 

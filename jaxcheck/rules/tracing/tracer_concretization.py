@@ -79,6 +79,7 @@ class TracerConcretization(Rule):
     """
 
     code = "JAX302"
+    explains_trace = True
     name = "tracer-concretization"
     summary = "`int()`/`float()`/`.item()`/NumPy/`math`/`range()`/list indexing/`axis=` on a traced value"
 
