@@ -91,10 +91,10 @@ def test_fix_keeps_crlf_line_endings_and_a_second_fix_changes_nothing(tmp_path: 
     path = tmp_path / "a.py"
     path.write_bytes(MUTATION.replace("\n", "\r\n").encode())
     first = cli("check", "--fix", "--no-cache", "-j", "1", "a.py", cwd=tmp_path)
-    assert first.returncode == 0 and "Fixed 2 findings." in first.stderr
+    assert first.returncode == 0 and "Found 2 errors (2 fixed, 0 remaining)." in first.stdout
     assert path.read_bytes() == FIXED.replace("\n", "\r\n").encode()
     second = cli("check", "--fix", "--no-cache", "-j", "1", "a.py", cwd=tmp_path)
-    assert second.returncode == 0 and "Fixed" not in second.stderr
+    assert second.returncode == 0 and second.stdout == "All checks passed!\n"
     assert path.read_bytes() == FIXED.replace("\n", "\r\n").encode()
 
 

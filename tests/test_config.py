@@ -29,7 +29,10 @@ def test_kebab_case_keys():
     ("table", "fragment"),
     [
         ({"bogus": 1}, "bogus: unknown key"),
-        ({"select": ["JAX999"]}, "select: unknown rule code or prefix 'JAX999'"),
+        ({"select": ["JAX999"]}, "select: unknown rule code, prefix or name 'JAX999'"),
+        ({"selct": ["JAX3"]}, "selct: unknown key; did you mean 'select'?"),
+        ({"select": ["prng-key-reus"]}, "did you mean 'prng-key-reuse'?"),
+        ({"select": "JAX3"}, "select: expected a list, got 'JAX3'"),
         ({"ignore": "JAX301"}, "ignore"),
         ({"per-file-ignores": {"x.py": ["NOPE1"]}}, "per-file-ignores"),
         ({"extra-jit-decorators": ["not a name"]}, "extra-jit-decorators"),
@@ -88,3 +91,19 @@ def test_runtime_table_is_validated():
         parse_settings({"runtime": {"bogus": 1}}, "pyproject.toml")
     with pytest.raises(ConfigError, match=r"runtime\.mode"):
         parse_settings({"runtime": {"mode": "loud"}}, "pyproject.toml")
+
+
+def test_config_errors_use_plain_words_not_pydantic_wording():
+    for table in ({"select": "JAX3"}, {"runtime": {"nans": 3}}, {"runtime": {"retrace-budget": 0}}, {"exclude": 1}):
+        with pytest.raises(ConfigError) as error:
+            parse_settings(table, "pyproject.toml")
+        assert "Input should" not in str(error.value) and "valid tuple" not in str(error.value)
+    with pytest.raises(ConfigError, match=r"runtime\.mod: unknown key; did you mean 'mode'\?"):
+        parse_settings({"runtime": {"mod": "warn"}}, "pyproject.toml")
+
+
+def test_rule_names_and_all_and_extend_select_in_settings():
+    settings = parse_settings({"select": ["prng-key-reuse", "ALL"], "extend-select": ["unused-noqa"],
+                               "ignore": ["python-branch-on-tracer"]}, "pyproject.toml")
+    assert settings.select == ("JAX401", "ALL") and settings.extend_select == ("JAX002",)
+    assert settings.ignore == ("JAX301",)

@@ -117,3 +117,11 @@ def test_x64_enabled_in_another_module_of_the_project_silences(tmp_path: Path, e
     root = make_package(tmp_path, {"model.py": MODEL, "main.py": main})
     assert _x64_findings(root) == []
     assert _x64_findings(root, "model.py") == []  # main.py imports model.py: it is part of the run
+
+
+def test_x64_enabled_by_a_conftest_silences_the_tests_it_loads(tmp_path: Path):
+    enabling = "import jax\njax.config.update('jax_enable_x64', True)\n"
+    root = make_package(tmp_path, {"model.py": MODEL, "conftest.py": enabling})
+    assert _x64_findings(root, "model.py") == []  # pytest loads conftest.py first, though nothing imports it
+    (root / "pkg" / "conftest.py").write_text("import jax\n")
+    assert _x64_findings(root, "model.py") == [("model.py", 5)]

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from jaxcheck import __version__
-from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, Fix, Position, Range, display_column
-from jaxcheck.analyzer.output import FORMATTERS, OutputContext
+from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, Fix, Position, Range, RelatedLocation, display_column
+from jaxcheck.analyzer.output import FORMATTERS, PLAIN, OutputContext, summary
 from jaxcheck.analyzer.output.context import read_sources, source_lines
 from jaxcheck.analyzer.output.sarif import artifact_uri
 from jaxcheck.analyzer.registry import all_rules
@@ -25,7 +25,10 @@ SOURCE = (
 )
 DIAGNOSTICS = [
     Diagnostic("src/model.py", Range(Position(7, 7), Position(7, 12)), "JAX301", "python-branch-on-tracer",
-               "Python `if` needs a concrete bool but the value is traced under jax.jit; use `jnp.where`"),
+               "Python `if` needs a concrete bool but the value is traced under jax.jit; use `jnp.where`",
+               related=(RelatedLocation("`f` is traced by `@jax.jit`", Range(Position(5, 1), Position(5, 1))),
+                        RelatedLocation("`step` calls `f`: `x` is traced", Range(Position(40, 11), Position(40, 11)),
+                                        "src/train.py"))),
     Diagnostic("src/model.py", Range(Position(9, 0), Position(9, 0)), "JAX001", "syntax-error",
                "syntax error: '(' was never closed"),
     Diagnostic("src/model.py", Range(Position(13, 4), Position(13, 12)), "JAX201", "in-place-array-update",
@@ -62,8 +65,12 @@ def test_output_is_deterministic_and_order_independent(name: str):
 
 
 def test_no_diagnostics():
-    assert FORMATTERS["text"]([]) == FORMATTERS["concise"]([]) == FORMATTERS["github"]([]) == ""
-    assert json.loads(FORMATTERS["json"]([])) == []
+    assert FORMATTERS["text"]([]) == FORMATTERS["concise"]([]) == FORMATTERS["grouped"]([]) == "All checks passed!\n"
+    quiet = OutputContext(summary=False)
+    assert FORMATTERS["text"]([], quiet) == FORMATTERS["concise"]([], quiet) == FORMATTERS["grouped"]([], quiet) == ""
+    assert FORMATTERS["github"]([]) == FORMATTERS["pylint"]([]) == FORMATTERS["json-lines"]([]) == ""
+    assert json.loads(FORMATTERS["json"]([])) == json.loads(FORMATTERS["gitlab"]([])) == []
+    assert json.loads(FORMATTERS["rdjson"]([]))["diagnostics"] == []
     assert json.loads(FORMATTERS["sarif"]([]))["runs"][0]["results"] == []
     root = ET.fromstring(FORMATTERS["junit"]([]))
     assert root.tag == "testsuites" and list(root) == [] and root.get("tests") == "0"
@@ -73,10 +80,20 @@ def test_columns_are_shown_one_based():
     assert display_column(0) == 1
 
 
+def test_related_locations_are_notes_in_text_and_a_list_in_json():
+    text = FORMATTERS["text"](DIAGNOSTICS[:1])
+    assert text.splitlines()[1:3] == ["  note: src/model.py:5:2: `f` is traced by `@jax.jit`",
+                                      "  note: src/train.py:40:12: `step` calls `f`: `x` is traced"]
+    (item,) = json.loads(FORMATTERS["json"](DIAGNOSTICS[:1]))
+    assert item["related"][1] == {"message": "`step` calls `f`: `x` is traced", "filename": "src/train.py",
+                                  "location": {"row": 40, "column": 12}, "end_location": {"row": 40, "column": 12}}
+    assert FORMATTERS["concise"](DIAGNOSTICS[:1]).count("\n") == 2  # concise stays one line per finding
+
+
 def test_text_without_sources_is_the_headline_only():
-    rendered = FORMATTERS["text"](DIAGNOSTICS[:1])
+    rendered = FORMATTERS["text"](DIAGNOSTICS[1:2])
     assert rendered.splitlines() == [
-        "src/model.py:7:8: JAX301 " + DIAGNOSTICS[0].message, "", "Found 1 finding."]
+        "src/model.py:9:1: JAX001 " + DIAGNOSTICS[1].message, "", "Found 1 error."]
 
 
 def test_text_underlines_with_tabs_and_multiline_ranges():
@@ -141,6 +158,14 @@ def test_sarif_meets_the_schema_requirements():
         region = physical["region"]
         assert all(isinstance(region[k], int) and region[k] >= 1 for k in region)
         assert (region["endLine"], region["endColumn"]) >= (region["startLine"], region["startColumn"])
+    related = run["results"][0]["relatedLocations"]
+    assert [r["id"] for r in related] == [0, 1] and related[1]["message"]["text"].startswith("`step` calls")
+    assert related[1]["physicalLocation"]["artifactLocation"]["uri"] == "src/train.py"
+    assert related[0]["physicalLocation"]["region"] == {"startLine": 5, "startColumn": 2, "endLine": 5, "endColumn": 2}
+    (flow,) = run["results"][0]["codeFlows"]
+    (thread,) = flow["threadFlows"]
+    assert [step["location"]["message"]["text"] for step in thread["locations"]][-1] == DIAGNOSTICS[0].message
+    assert "relatedLocations" not in run["results"][1] and "codeFlows" not in run["results"][1]
     (fix,) = run["results"][2]["fixes"]
     (change,) = fix["artifactChanges"]
     (replacement,) = change["replacements"]
@@ -151,3 +176,50 @@ def test_sarif_meets_the_schema_requirements():
 @pytest.mark.parametrize(("path", "uri"), [("src/a b.py", "src/a%20b.py"), ("./x.py", "x.py"), ("/tmp/x.py", "file:///tmp/x.py")])
 def test_sarif_uris(path: str, uri: str):
     assert artifact_uri(path) == uri
+
+
+UNSAFE = Diagnostic("b.py", Range(Position(1, 0), Position(1, 5)), "JAX103", "print-in-traced-function", "print",
+                    Fix((Edit(Range(Position(1, 0), Position(1, 5)), "jax.debug.print"),), "unsafe", "Use it"))
+
+
+def test_summary_counts_fixable_and_hidden_unsafe_fixes_like_ruff():
+    assert summary(DIAGNOSTICS, PLAIN) == "Found 3 errors.\n[*] 1 fixable with the `--fix` option.\n"
+    assert summary([*DIAGNOSTICS, UNSAFE, UNSAFE], PLAIN) == (
+        "Found 5 errors.\n[*] 1 fixable with the `--fix` option (2 hidden fixes can be enabled with the "
+        "`--unsafe-fixes` option).\n")
+    assert summary([UNSAFE], PLAIN) == (
+        "Found 1 error.\nNo fixes available (1 hidden fix can be enabled with the `--unsafe-fixes` option).\n")
+    assert summary([UNSAFE], OutputContext(unsafe_fixes=True)) == "Found 1 error.\n[*] 1 fixable with the `--fix` option.\n"
+    assert summary([], OutputContext(fixed=2)) == "Found 2 errors (2 fixed, 0 remaining).\n"
+    assert summary([], PLAIN) == "All checks passed!\n" and summary([], OutputContext(summary=False)) == ""
+
+
+def test_fixable_marker_follows_unsafe_fixes():
+    assert " JAX103 print" in FORMATTERS["concise"]([UNSAFE])
+    assert " JAX103 [*] print" in FORMATTERS["concise"]([UNSAFE], OutputContext(unsafe_fixes=True))
+
+
+def test_json_is_ruffs_shape():
+    (item,) = [i for i in json.loads(FORMATTERS["json"](DIAGNOSTICS)) if i["code"] == "JAX201"]
+    assert list(item) == ["cell", "code", "end_location", "filename", "fix", "location", "message", "noqa_row", "url"]
+    assert item["fix"] == {"applicability": "safe", "message": "Use `x.at[...].set`", "edits": [
+        {"content": "x = x.at[0].set(1)", "end_location": {"column": 13, "row": 13}, "location": {"column": 5, "row": 13}}]}
+    lines = FORMATTERS["json-lines"](DIAGNOSTICS).splitlines()
+    assert [json.loads(line) for line in lines] == json.loads(FORMATTERS["json"](DIAGNOSTICS))
+
+
+def test_gitlab_fingerprints_are_unique_and_stable():
+    twice = [DIAGNOSTICS[0], DIAGNOSTICS[0]]
+    first, second = json.loads(FORMATTERS["gitlab"](twice))
+    assert first["fingerprint"] != second["fingerprint"]
+    assert json.loads(FORMATTERS["gitlab"](twice)) == [first, second]
+    assert first["location"] == {"path": "src/model.py", "positions": {"begin": {"line": 7, "column": 8},
+                                                                       "end": {"line": 7, "column": 13}}}
+
+
+def test_rdjson_carries_fixes_as_suggestions():
+    result = json.loads(FORMATTERS["rdjson"](DIAGNOSTICS))
+    assert result["source"]["name"] == "jaxcheck" and len(result["diagnostics"]) == 3
+    fixed = [d for d in result["diagnostics"] if "suggestions" in d]
+    assert fixed[0]["suggestions"] == [{"range": {"start": {"line": 13, "column": 5}, "end": {"line": 13, "column": 13}},
+                                        "text": "x = x.at[0].set(1)"}]

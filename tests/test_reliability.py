@@ -95,7 +95,7 @@ def test_a_file_name_that_is_not_utf8_is_checked_and_reported(project: Path, out
     elif output == "junit":  # XML cannot hold the byte: it is shown as U+FFFD
         assert "caf\ufffd.py" in result.stdout
     elif output == "json":
-        assert sorted(d["path"] for d in json.loads(result.stdout)) == [name, "good.py"]
+        assert sorted(d["filename"] for d in json.loads(result.stdout)) == [name, "good.py"]
     else:
         assert name in result.stdout
     again = cli("check", "-j", "1", ".", cwd=project, timeout=120)  # now from the cache

@@ -19,4 +19,4 @@ def test_jaxcheck_source_is_clean():
         [sys.executable, "-m", "jaxcheck", "check", "jaxcheck", "bench", "--no-cache", "-j", "1"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
-    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    assert (result.returncode, result.stdout, result.stderr) == (0, "All checks passed!\n", "")

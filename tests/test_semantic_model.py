@@ -575,3 +575,18 @@ def test_certain_shapes(source: str, expected: tuple[int, ...] | list[tuple[int,
     module.visit(probes)
     found = [model.array_shape(node) for node in probes.found]
     assert found == (expected if isinstance(expected, list) else [expected])
+
+
+@pytest.mark.parametrize(("literal", "wide"), [
+    ('"float64"', True), ("b'float64'", True), ("r'F8'", True), ('"""int64"""', True), ('"float32"', False),
+    ('"a long sentence that merely mentions float64 somewhere"', False),
+])
+def test_wide_dtype_strings_are_read_without_prefix_or_quotes(literal, wide):
+    model, _ = model_of(f"x = {literal}\n")
+    assert model.summary.wide_dtypes is wide
+
+
+@pytest.mark.parametrize("literal", ["'jax_enable_x64'", "b'JAX_ENABLE_X64'", f"'{'padding ' * 8}jax_enable_x64'"])
+def test_x64_flag_strings_are_found_in_any_literal(literal):
+    model, _ = model_of(f"x = {literal}\n")
+    assert model.summary.enables_x64

@@ -12,7 +12,7 @@ import codecs
 import difflib
 import errno
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,7 +82,15 @@ def _fix_file(linter: Linter, path: Path, diagnostics: list[Diagnostic], unsafe:
         decoded = decode_source(read_file(path))
     except (OSError, SourceDecodeError) as exc:
         return FileFix(path, "", "", 0, f"cannot read: {exc}")
-    before = text = decoded.text
+    return fix_source(path, decoded.text, diagnostics, unsafe,
+                      lambda text: linter.check_file_in_project(path, text.encode(decoded.encoding)).diagnostics)
+
+
+def fix_source(path: Path, before: str, diagnostics: list[Diagnostic], unsafe: bool,
+               check: Callable[[str], list[Diagnostic]]) -> FileFix:
+    """Fix the text `before` (the file at `path`, or standard input) in rounds, `check` giving the
+    diagnostics of a fixed text; nothing is read or written here."""
+    text = before
     applied = 0
     found = Counter(d.code for d in diagnostics)
     for _ in range(MAX_ROUNDS):
@@ -96,7 +104,7 @@ def _fix_file(linter: Linter, path: Path, diagnostics: list[Diagnostic], unsafe:
             return FileFix(path, before, before, 0, "a fix produced code that does not parse; file left unchanged")
         applied += len(fixes)
         text = candidate
-        diagnostics = linter.check_file_in_project(path, text.encode(decoded.encoding)).diagnostics
+        diagnostics = check(text)
         added = sorted(code for code, count in Counter(d.code for d in diagnostics).items() if count > found[code])
         if added:
             return FileFix(path, before, before, 0,

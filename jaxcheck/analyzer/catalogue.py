@@ -20,6 +20,7 @@ class RuleEntry:
 
 CATALOGUE: tuple[RuleEntry, ...] = (
     RuleEntry("JAX001", "syntax-error", True),
+    RuleEntry("JAX002", "unused-noqa", False),
     RuleEntry("JAX101", "stale-global-read", True),
     RuleEntry("JAX102", "outer-state-mutation", True),
     RuleEntry("JAX103", "print-in-traced-function", True),

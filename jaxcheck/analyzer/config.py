@@ -1,4 +1,12 @@
-"""Settings: `[tool.jaxcheck]` in the nearest pyproject.toml (or `--config`), validated by pydantic.
+"""Settings: the nearest configuration file of each checked file (or `--config`), validated by pydantic.
+
+A configuration file is `.jaxcheck.toml` or `jaxcheck.toml` (settings at the top level) or a
+`pyproject.toml` with a `[tool.jaxcheck]` table; in one folder they are tried in that order (ruff's
+`.ruff.toml`, `ruff.toml`, `pyproject.toml`), and a `pyproject.toml` without the table is skipped
+over. Each file is checked with the settings of the nearest such file at or above its folder
+(:class:`ConfigResolver`); `extend = "../pyproject.toml"` inherits another file's settings, the
+extending file's keys winning (`extend-exclude` accumulates along the chain, and the `runtime` table
+merges key by key).
 
 Keys are kebab-case. Any unknown key, bad value or unknown rule code is a :class:`ConfigError` whose
 one-line message names the file and the key.
@@ -6,6 +14,7 @@ one-line message names the file and the key.
 
 from __future__ import annotations
 
+import difflib
 import re
 import sys
 from pathlib import Path
@@ -13,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from jaxcheck.analyzer.registry import is_known_selector
+from jaxcheck.analyzer.registry import known_selectors, resolve_selector
 from jaxcheck.analyzer.files import read_file, real_path
 
 if sys.version_info >= (3, 11):
@@ -37,11 +46,26 @@ def _kebab(name: str) -> str:
     return name.replace("_", "-")
 
 
+def did_you_mean(word: str, candidates: list[str]) -> str:
+    """`; did you mean 'x'?` for the closest candidate, or ''."""
+    close = difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def unknown_selector(text: str) -> str:
+    """The message for a selector that matches no rule, with a did-you-mean."""
+    return f"unknown rule code, prefix or name {text!r}" + did_you_mean(text, known_selectors())
+
+
 def _check_selectors(codes: tuple[str, ...]) -> tuple[str, ...]:
+    """Rule names become codes; an unknown selector is an error."""
+    resolved = []
     for code in codes:
-        if not is_known_selector(code):
-            raise ValueError(f"unknown rule code or prefix {code!r}")
-    return codes
+        selector = resolve_selector(code)
+        if selector is None:
+            raise ValueError(unknown_selector(code))
+        resolved.append(selector)
+    return tuple(resolved)
 
 
 class RuntimeSettings(BaseModel):
@@ -72,9 +96,12 @@ class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, alias_generator=_kebab, populate_by_name=True)
 
     select: tuple[str, ...] | None = Field(
-        None, description="Rule codes or prefixes to enable (default: every rule that is on by default)."
+        None, description="Rule codes, prefixes, names or ALL to enable (default: every rule that is on by default)."
     )
-    ignore: tuple[str, ...] = Field((), description="Rule codes or prefixes to disable.")
+    extend_select: tuple[str, ...] = Field(
+        (), description="Rule codes, prefixes or names to enable in addition to `select` (or the defaults)."
+    )
+    ignore: tuple[str, ...] = Field((), description="Rule codes, prefixes or names to disable.")
     per_file_ignores: dict[str, tuple[str, ...]] = Field(
         default_factory=dict, description="Glob (relative to the config file) -> codes or prefixes to ignore there."
     )
@@ -83,11 +110,15 @@ class Settings(BaseModel):
     extra_jit_decorators: tuple[str, ...] = Field(
         (), description="Qualified names of the project's own jit wrappers, treated like `jax.jit`."
     )
+    extend: str | None = Field(
+        None, description="Another configuration file (relative to this one) whose settings this one inherits; "
+                          "keys set here override it."
+    )
     runtime: RuntimeSettings = Field(
         default_factory=RuntimeSettings, description="The runtime companion (`jaxcheck run`, `pytest --jaxcheck`)."
     )
 
-    @field_validator("select", "ignore")
+    @field_validator("select", "extend_select", "ignore")
     @classmethod
     def _known_codes(cls, codes: tuple[str, ...] | None) -> tuple[str, ...] | None:
         return None if codes is None else _check_selectors(codes)
@@ -95,9 +126,7 @@ class Settings(BaseModel):
     @field_validator("per_file_ignores")
     @classmethod
     def _known_per_file_codes(cls, table: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
-        for codes in table.values():
-            _check_selectors(codes)
-        return table
+        return {glob: _check_selectors(codes) for glob, codes in table.items()}
 
     @field_validator("extra_jit_decorators")
     @classmethod
@@ -112,39 +141,175 @@ class Settings(BaseModel):
         return self.exclude + self.extend_exclude
 
 
+CONFIG_NAMES: tuple[str, ...] = (".jaxcheck.toml", "jaxcheck.toml", "pyproject.toml")
+"""Configuration file names, in the order they are tried within one folder."""
+
+
 class Configuration(BaseModel):
-    """Settings plus the folder they were read from (per-file-ignores globs are relative to it)."""
+    """Settings plus where they came from: `root` is the folder of the nearest configuration file
+    (excludes are relative to it), `sources` the files read, nearest first (the file itself, then what
+    it extends; empty with default settings), `ignores_root` the folder of the file that set
+    `per-file-ignores` (its globs are relative to it, as in ruff; default: `root`)."""
 
     model_config = ConfigDict(frozen=True)
 
     settings: Settings = Settings()
     root: Path = Path(".")
-    source: Path | None = None
+    sources: tuple[Path, ...] = ()
+    ignores_root: Path | None = None
+
+    @property
+    def per_file_ignores_root(self) -> Path:
+        """The folder that `per-file-ignores` globs are relative to."""
+        return self.ignores_root if self.ignores_root is not None else self.root
+
+    @property
+    def source(self) -> Path | None:
+        """The configuration file the settings were read from (None: defaults)."""
+        return self.sources[0] if self.sources else None
+
+
+def find_config_file(start: Path) -> Path | None:
+    """The nearest configuration file at or above `start` (see the module docstring): `.jaxcheck.toml`
+    or `jaxcheck.toml`, or a pyproject.toml that has a `[tool.jaxcheck]` table."""
+    folder = start if start.is_dir() else start.parent
+    for candidate in (folder, *folder.parents):
+        found = _config_in(candidate)
+        if found is not None:
+            return found
+    return None
 
 
 def find_pyproject(start: Path) -> Path | None:
-    """The nearest pyproject.toml at or above `start` that has a `[tool.jaxcheck]` table."""
-    folder = start if start.is_dir() else start.parent
-    for candidate in (folder, *folder.parents):
-        pyproject = candidate / "pyproject.toml"
-        if pyproject.is_file():
-            try:
-                if "jaxcheck" in _read_toml(pyproject).get("tool", {}):
-                    return pyproject
-            except ConfigError:
-                return pyproject  # report the broken file rather than skip past it
+    """The nearest configuration file at or above `start` (kept for callers of the old name)."""
+    return find_config_file(start)
+
+
+def _config_in(folder: Path) -> Path | None:
+    for name in CONFIG_NAMES:
+        path = folder / name
+        if not path.is_file():
+            continue
+        if name != "pyproject.toml":
+            return path
+        try:
+            if "jaxcheck" in _tool_table(_read_toml(path)):
+                return path
+        except ConfigError:
+            return path  # report the broken file rather than skip past it
     return None
 
 
 def load_configuration(config_file: Path | None, start: Path) -> Configuration:
-    """Load settings from `config_file`, or from the nearest pyproject.toml above `start`."""
-    path = config_file if config_file is not None else find_pyproject(real_path(start))
+    """Load settings from `config_file`, or from the nearest configuration file above `start`."""
+    path = config_file if config_file is not None else find_config_file(real_path(start))
     if path is None:
         return Configuration(root=real_path(start) if start.is_dir() else real_path(start).parent)
+    return read_configuration(path)
+
+
+def read_configuration(path: Path) -> Configuration:
+    """The settings of one configuration file, with what it extends merged in."""
+    table, sources, ignores_from = _resolved_table(path, ())
+    return Configuration(settings=parse_settings(table, path), root=real_path(path).parent, sources=sources,
+                         ignores_root=real_path(ignores_from).parent)
+
+
+def _resolved_table(path: Path, chain: tuple[Path, ...]) -> tuple[dict[str, Any], tuple[Path, ...], Path]:
+    """`path`'s table merged over the tables it extends (each validated on its own first, so an
+    error names the file that has it), the files read, nearest first, and the file that set
+    `per-file-ignores` (`path` when none did)."""
+    resolved = real_path(path)
+    if resolved in chain:
+        cycle = " -> ".join(str(p) for p in (*chain, resolved))
+        raise ConfigError(f"{path}: [tool.jaxcheck] extend: circular: {cycle}")
+    table = _settings_table(path)
+    parse_settings(table, path)
+    base_name = table.get("extend")
+    if base_name is None:
+        return table, (path,), path
+    base_path = real_path(resolved.parent / Path(str(base_name)).expanduser())
+    if not base_path.is_file():
+        raise ConfigError(f"{path}: [tool.jaxcheck] extend: no such file: {base_path}")
+    base, sources, ignores_from = _resolved_table(base_path, (*chain, resolved))
+    merged = {**_canonical(base), **_canonical(table)}
+    merged["extend-exclude"] = [*_canonical(base).get("extend-exclude", ()),
+                                *_canonical(table).get("extend-exclude", ())]
+    if isinstance(base.get("runtime"), dict) and isinstance(table.get("runtime"), dict):
+        merged["runtime"] = {**_canonical(base["runtime"]), **_canonical(table["runtime"])}
+    own_ignores = "per-file-ignores" in _canonical(table) or "per-file-ignores" not in _canonical(base)
+    return merged, (path, *sources), path if own_ignores else ignores_from
+
+
+def _canonical(table: dict[str, Any]) -> dict[str, Any]:
+    """A validated table with kebab-case keys (snake_case is accepted too), so merging sees one spelling."""
+    return {_kebab(str(key)): value for key, value in table.items()}
+
+
+def _settings_table(path: Path) -> dict[str, Any]:
+    """The jaxcheck table of a file: `[tool.jaxcheck]` in a pyproject.toml (or any file that has one),
+    else the whole file (jaxcheck.toml)."""
     data = _read_toml(path)
+    tool = _tool_table(data)
+    if path.name == "pyproject.toml" or "jaxcheck" in tool:
+        table = tool.get("jaxcheck", {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: [tool.jaxcheck] must be a table")
+        return table
+    return data
+
+
+def _tool_table(data: dict[str, Any]) -> dict[str, Any]:
     tool = data.get("tool")
-    table = tool.get("jaxcheck", {}) if isinstance(tool, dict) else data
-    return Configuration(settings=parse_settings(table, path), root=real_path(path).parent, source=path)
+    return tool if isinstance(tool, dict) else {}
+
+
+class ConfigResolver:
+    """Finds the configuration of each checked file: the nearest configuration file at or above its
+    folder, read once per file. `config_file` (`--config`) applies to every file instead, and
+    `isolated` (`--isolated`) ignores every configuration file. `fallback` is used where no file is
+    found. Picklable, so worker processes resolve the same way. Answers are kept for the resolver's
+    lifetime (one run): a configuration file created or edited meanwhile is not noticed."""
+
+    def __init__(self, fallback: Configuration, config_file: Path | None = None, isolated: bool = False) -> None:
+        self.fallback = fallback
+        self.fixed = fallback if isolated else read_configuration(config_file) if config_file is not None else None
+        self._folders: dict[Path, Path | None] = {}
+        self._files: dict[Path, Configuration] = {}
+        self._paths: dict[Path, Configuration] = {}  # as given: a run asks about each file several times
+
+    def for_path(self, path: Path) -> Configuration:
+        """The configuration that applies to `path` (a file, or a folder's own files)."""
+        if self.fixed is not None:
+            return self.fixed
+        known = self._paths.get(path)
+        if known is not None:
+            return known
+        resolved = real_path(path)
+        folder = resolved if resolved.is_dir() else resolved.parent
+        source = self._config_file(folder)
+        if source is None:
+            configuration = self.fallback
+        else:
+            configuration = self._files.get(source) or read_configuration(source)
+            self._files[source] = configuration
+        self._paths[path] = configuration
+        return configuration
+
+    def _config_file(self, folder: Path) -> Path | None:
+        walked: list[Path] = []
+        found: Path | None = None
+        for candidate in (folder, *folder.parents):
+            if candidate in self._folders:
+                found = self._folders[candidate]
+                break
+            walked.append(candidate)
+            found = _config_in(candidate)
+            if found is not None:
+                break
+        for candidate in walked:
+            self._folders[candidate] = found
+        return found
 
 
 def parse_settings(table: Any, path: Path | str) -> Settings:
@@ -154,13 +319,47 @@ def parse_settings(table: Any, path: Path | str) -> Settings:
     try:
         return Settings.model_validate(table)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        key = ".".join(str(part) for part in error["loc"]) or "tool.jaxcheck"
-        message = error["msg"]
-        if error["type"] == "extra_forbidden":
-            message = "unknown key"
-        message = message.removeprefix("Value error, ")
-        raise ConfigError(f"{path}: [tool.jaxcheck] {key}: {message}") from None
+        raise ConfigError(f"{path}: {_plain_error(exc)}") from None
+
+
+_EXPECTED = {
+    "tuple_type": "a list", "list_type": "a list", "dict_type": "a table", "model_type": "a table",
+    "string_type": "a string", "bool_type": "true or false", "bool_parsing": "true or false",
+    "int_type": "a whole number", "int_parsing": "a whole number", "int_from_float": "a whole number",
+}
+
+
+def _plain_error(exc: ValidationError) -> str:
+    """The first validation error in plain words: `[tool.jaxcheck] KEY: ...`, with a did-you-mean for an
+    unknown key; no pydantic wording ("Input should be a valid tuple")."""
+    error = exc.errors()[0]
+    location = [str(part) for part in error["loc"]]
+    kind = error["type"]
+    # The key a user wrote: `select` for a bad `select[2]` item, `runtime.mode` in the runtime table.
+    keys = [part for part in location if not part.isdigit()]
+    where = "[tool.jaxcheck] " + (".".join(keys) if keys else "tool.jaxcheck")
+    if kind == "extra_forbidden":
+        model: type[BaseModel] = RuntimeSettings if keys[:1] == ["runtime"] else Settings
+        known = [field.alias or name for name, field in model.model_fields.items()]
+        return f"{where}: unknown key" + did_you_mean(keys[-1], known)
+    got = _shown(error.get("input"))
+    if kind in _EXPECTED:
+        item = " item" if location and location[-1].isdigit() else ""
+        return f"{where}{item}: expected {_EXPECTED[kind]}, got {got}"
+    if kind == "literal_error":
+        return f"{where}: expected one of {error.get('ctx', {}).get('expected', '')}, got {got}"
+    if kind == "greater_than_equal":
+        return f"{where}: must be at least {error.get('ctx', {}).get('ge')}, got {got}"
+    return f"{where}: " + str(error["msg"]).removeprefix("Value error, ")
+
+
+def _shown(value: object) -> str:
+    """A TOML-ish rendering of a bad value, for messages."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a table"
+    return repr(value) if not isinstance(value, (list, tuple)) else "a list"
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -49,6 +49,16 @@ class Fix:
     title: str
 
 
+@dataclass(frozen=True, slots=True)
+class RelatedLocation:
+    """A place that explains a finding (why its function is traced, where a value changes): a note
+    `message` at `range` in file `path`, or in the finding's own file when `path` is None."""
+
+    message: str
+    range: Range
+    path: str | None = None
+
+
 @dataclass(frozen=True, slots=True, order=True)
 class Diagnostic:
     """One finding of one rule in one file. Ordered by path, then position, then code."""
@@ -59,11 +69,18 @@ class Diagnostic:
     name: str
     message: str
     fix: Fix | None = field(default=None, compare=False)
+    related: tuple[RelatedLocation, ...] = field(default=(), compare=False)
+    """Notes that explain the finding, in reading order (a trace root first, then each call on the way).
+    Not part of the finding's identity: deduplication and ordering ignore them."""
 
     @property
     def url(self) -> str:
         """The documentation page of the rule that produced this diagnostic."""
         return RULE_DOCS_URL.format(name=self.name)
+
+    def related_path(self, related: RelatedLocation) -> str:
+        """The file a related location lies in (this diagnostic's own file when it names none)."""
+        return self.path if related.path is None else related.path
 
 
 @dataclass(frozen=True, slots=True)

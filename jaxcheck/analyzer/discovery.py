@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from jaxcheck.analyzer.files import real_path
@@ -24,21 +24,28 @@ class FileFinder:
     """Yields the Python files under some paths, skipping excluded and git-ignored ones, and symlinks
     that lead out of the folder being walked (one note each in `notes`)."""
 
-    def __init__(self, excludes: Sequence[str], root: Path) -> None:
+    def __init__(self, excludes: Sequence[str], root: Path,
+                 excludes_for: Callable[[Path], tuple[tuple[str, ...], Path]] | None = None) -> None:
+        """`excludes` are relative to `root` (the walk's project root). With `excludes_for`, each
+        path's excludes are instead those it returns for the path's folder, with the folder they are
+        relative to (per-folder configuration files)."""
         self.excludes = tuple(excludes)
         self.root = real_path(root)
+        self.excludes_for = excludes_for
         self.notes: list[str] = []
         self._gitignores: dict[Path, GitIgnore] = {}
 
     def is_excluded(self, path: Path) -> bool:
-        """True when `path` or one of its folders below the root matches an exclude pattern."""
+        """True when `path` or one of its folders below the excludes' folder matches an exclude pattern."""
         resolved = real_path(path)
+        excludes, anchor = (self.excludes, self.root) if self.excludes_for is None \
+            else self.excludes_for(resolved.parent)
         try:
-            relative = resolved.relative_to(self.root).as_posix()
+            relative = resolved.relative_to(anchor).as_posix()
         except ValueError:
             relative = resolved.name
         components = relative.split("/")
-        for pattern in self.excludes:
+        for pattern in excludes:
             pattern = pattern.rstrip("/")
             if "/" in pattern:
                 if fnmatch.fnmatchcase(relative, pattern) or relative.startswith(pattern + "/"):

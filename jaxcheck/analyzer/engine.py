@@ -14,23 +14,25 @@ from __future__ import annotations
 import fnmatch
 import gc
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jaxcheck.analyzer.cache import ResultCache, fingerprint
-from jaxcheck.analyzer.config import Configuration, Settings
-from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, FileError, Fix, Position, Range
+from jaxcheck.analyzer.config import Configuration, ConfigResolver, Settings
+from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, FileError, Fix, Position, Range, RelatedLocation
 from jaxcheck.analyzer.discovery import FileFinder
 from jaxcheck.analyzer.files import read_file, real_path
 from jaxcheck.analyzer.index import ProjectFile, ProjectIndex, importers, project_file
+from jaxcheck.analyzer.noqa import UNUSED_NOQA_CODE, unused_noqa
 from jaxcheck.analyzer.outcome import FileOutcome
 from jaxcheck.analyzer.parallel import Checker, FileTask
 from jaxcheck.analyzer.progress import Progress
-from jaxcheck.analyzer.project import (ModuleName, Stamp, imported_modules, module_name_for, project_root,
-                                       project_texts)
+from jaxcheck.analyzer.project import (
+    ModuleName, Stamp, common_folder, imported_modules, module_name_for, project_root, project_texts,
+)
 from jaxcheck.analyzer.registry import selected_codes
 from jaxcheck.analyzer.semantics.solver import Solution, solve
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
@@ -44,6 +46,7 @@ if TYPE_CHECKING:  # these load LibCST: imported where a file is parsed, never o
 
     from jaxcheck.analyzer.rule import NodeFix, Report, Rule
     from jaxcheck.analyzer.semantics import SemanticModel
+    from jaxcheck.analyzer.semantics.model import TraceNote
     from jaxcheck.analyzer.semantics.records import ModuleRecords
 
 SYNTAX_ERROR_CODE = "JAX001"
@@ -79,31 +82,107 @@ class _Analysis:
     summary: ModuleSummary
 
 
-class Linter:
-    """Lints files with one configuration. Thread-compatible, not thread-safe."""
+@dataclass(eq=False, slots=True)
+class Profile:
+    """What one configuration means for the files it governs: its settings and the rules they enable.
+    The rule classes are imported on first use (they load LibCST): a run the project index answers
+    needs only the codes."""
 
-    def __init__(self, configuration: Configuration, select: Sequence[str] | None = None,
-                 ignore: Sequence[str] = (), noqa: bool = True) -> None:
-        """`noqa=False` leaves `# noqa` comments to the caller (flake8 applies its own)."""
-        self.configuration = configuration
-        self.noqa = noqa
-        settings = configuration.settings
-        self.settings: Settings = settings
-        self.codes = selected_codes(select if select is not None else settings.select, (*settings.ignore, *ignore))
-        self._rules: list[type[Rule]] | None = None
+    configuration: Configuration
+    codes: frozenset[str]
+    _rules: tuple[type[Rule], ...] | None = None
+    _key: str | None = None
 
     @property
-    def rules(self) -> list[type[Rule]]:
-        """The enabled rule classes, imported on first use (they load LibCST)."""
+    def rules(self) -> tuple[type[Rule], ...]:
+        """The enabled rule classes, ordered by code."""
         if self._rules is None:
             from jaxcheck.analyzer.registry import all_rules
 
-            self._rules = [rule for rule in all_rules() if rule.code in self.codes]
+            self._rules = tuple(rule for rule in all_rules() if rule.code in self.codes)
+        return self._rules
+
+    @property
+    def settings(self) -> Settings:
+        """The configuration's settings."""
+        return self.configuration.settings
+
+    @property
+    def key(self) -> str:
+        """Identifies the settings and rules in cache keys (computed once: every file's keys use it)."""
+        if self._key is None:
+            self._key = f"{self.configuration.root}|{self.settings.model_dump_json()}|{','.join(sorted(self.codes))}"
+        return self._key
+
+
+class Linter:
+    """Lints files, each with its own configuration when a resolver is given (else `configuration`
+    for all). Thread-compatible, not thread-safe."""
+
+    def __init__(self, configuration: Configuration, select: Sequence[str] | None = None,
+                 ignore: Sequence[str] = (), noqa: bool = True, resolver: ConfigResolver | None = None,
+                 extend_select: Sequence[str] = ()) -> None:
+        """`noqa=False` leaves `# noqa` comments to the caller (flake8 applies its own). `select` and
+        `ignore` (the command line's) override each configuration's `select` and add to its `ignore`;
+        `extend_select` (and each configuration's `extend-select`) adds rules to what `select` chose.
+        With `resolver`, each file is checked with the configuration nearest to it; `configuration`
+        then holds the project-wide settings (those of the folder the run starts from)."""
+        self.noqa = noqa
+        self.resolver = resolver
+        self._select = None if select is None else tuple(select)
+        self._ignore = tuple(ignore)
+        self._extend_select = tuple(extend_select)
+        self._profiles: dict[tuple[Path, tuple[Path, ...]], Profile] = {}
+        base = self.profile_of(configuration)
+        self.configuration = configuration
+        self.settings: Settings = configuration.settings
+        self._base = base
+        self.codes = base.codes
+        self._rules: list[type[Rule]] | None = None
+        self._elsewhere: dict[tuple[str, str], tuple[cst.Module, ModuleRecords] | None] = {}
+        """Other files analysed again to locate notes that cite them, by (path, module); None: unusable."""
+
+    @property
+    def rules(self) -> list[type[Rule]]:
+        """The rule classes the run's own configuration enables, imported on first use (they load LibCST)."""
+        if self._rules is None:
+            self._rules = list(self._current_base().rules)
         return self._rules
 
     @rules.setter
     def rules(self, rules: list[type[Rule]]) -> None:
         self._rules = rules
+
+    def profile_of(self, configuration: Configuration) -> Profile:
+        """The rules `configuration` enables under this run's command-line selection."""
+        key = (configuration.root, configuration.sources)
+        profile = self._profiles.get(key)
+        if profile is None or profile.configuration is not configuration:
+            settings = configuration.settings
+            select = self._select if self._select is not None else settings.select
+            ignored = (*settings.ignore, *self._ignore)
+            extend = (*settings.extend_select, *self._extend_select)
+            codes = frozenset(selected_codes(select, ignored) | (selected_codes(extend, ignored) if extend else set()))
+            profile = Profile(configuration, codes)
+            self._profiles[key] = profile
+        return profile
+
+    def profile(self, path: str | Path) -> Profile:
+        """The profile of the file at `path`."""
+        configuration = self.configuration if self.resolver is None else self.resolver.for_path(Path(path))
+        if configuration is not self.configuration:
+            return self.profile_of(configuration)
+        return self._current_base()
+
+    def _current_base(self) -> Profile:
+        """The profile of the run's own configuration, following `codes` and `rules` when they were
+        swapped in after construction (tests do); the rules are not imported unless they were."""
+        base = self._base
+        swapped = self._rules is not None and tuple(self._rules) != base.rules
+        if swapped or base.codes != self.codes:
+            rules = tuple(self._rules) if self._rules is not None else None
+            base = self._base = Profile(self.configuration, frozenset(self.codes), rules)
+        return base
 
     # -------------------------------------------------------------------------------- one file
     def analyze(self, display_path: str, data: bytes, module: ModuleName) -> _Analysis | FileOutcome:
@@ -120,7 +199,8 @@ class Linter:
             return self.failed(display_path, f"cannot analyze line {parsed.line}: {parsed.message}")
         if isinstance(parsed, ParseFailure):
             return self._syntax_error(display_path, parsed.message, parsed.line, parsed.column, text)
-        builder = ModelBuilder(module.name, display_path, self.settings.extra_jit_decorators, module.package)
+        decorators = self.profile(display_path).settings.extra_jit_decorators
+        builder = ModelBuilder(module.name, display_path, decorators, module.package)
         try:
             records, summary = builder.build(parsed)
         except RecursionError:
@@ -133,10 +213,11 @@ class Linter:
         from jaxcheck.analyzer.semantics import SemanticModel
         from jaxcheck.analyzer.walker import RuleWalker
 
-        ignored = self._per_file_ignores(analysis.display_path)
+        profile = self.profile(analysis.display_path)
+        ignored = self.per_file_ignores(analysis.display_path, profile)
         model = SemanticModel(analysis.module, analysis.records, analysis.summary, solution)
         context = RuleContext(analysis.display_path, model)
-        rules = [rule(context) for rule in self.rules if not (ignored and rule.code.startswith(ignored))]
+        rules = [rule(context) for rule in profile.rules if not (ignored and rule.code.startswith(ignored))]
         walker = RuleWalker(rules, context)
         errors = list(walker.errors)
         try:
@@ -145,8 +226,11 @@ class Linter:
             errors.append(FileError(analysis.display_path, "too deeply nested to analyze; file skipped"))
             return FileOutcome([], errors)
         errors.extend(walker.errors)
-        diagnostics = _located(analysis.display_path, model, context.reports)
+        diagnostics = _located(analysis.display_path, model, context.reports, self._locate_elsewhere)
         if self.noqa:
+            if UNUSED_NOQA_CODE in profile.codes:  # JAX002 needs every finding, before suppression
+                diagnostics += unused_noqa(analysis.display_path, analysis.text, diagnostics,
+                                           [rule.code for rule in rules])
             diagnostics = Suppressions.scan(source_lines(analysis.text)).filter(diagnostics)
         return FileOutcome(diagnostics, errors, analysis.summary, solution.signature(analysis.summary))
 
@@ -174,8 +258,9 @@ class Linter:
         return FileOutcome([], [FileError(display_path, message)])
 
     def _syntax_error(self, path: str, message: str, line: int, column: int, text: str) -> FileOutcome:
-        ignored = self._per_file_ignores(path)
-        if SYNTAX_ERROR_CODE not in self.codes or (ignored and SYNTAX_ERROR_CODE.startswith(ignored)):
+        profile = self.profile(path)
+        ignored = self.per_file_ignores(path, profile)
+        if SYNTAX_ERROR_CODE not in profile.codes or (ignored and SYNTAX_ERROR_CODE.startswith(ignored)):
             return FileOutcome([], [])
         start = Position(line, column)
         diagnostic = Diagnostic(path, Range(start, start), SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, message)
@@ -183,13 +268,53 @@ class Linter:
             return FileOutcome([diagnostic], [])
         return FileOutcome(Suppressions.scan(source_lines(text)).filter([diagnostic]), [])
 
-    def _per_file_ignores(self, display_path: str) -> tuple[str, ...]:
-        table = self.settings.per_file_ignores
+    def _locate_elsewhere(self, note: TraceNote) -> Range | None:
+        """Where a note that cites another file lies: that file is read and analysed once per process
+        (only for findings whose trace chain crosses files); None when it cannot be found (the file
+        changed or is unreadable)."""
+        from jaxcheck.analyzer.positions import node_ranges
+        from jaxcheck.analyzer.semantics.model import site_in
+
+        key = (note.path, note.module)
+        if key not in self._elsewhere:
+            self._elsewhere[key] = self._reanalyzed(note.path, note.module)
+        found = self._elsewhere[key]
+        node = site_in(found[1], note) if found is not None else None
+        if found is None or node is None:
+            return None
+        where = node_ranges(found[0], [node]).get(id(node))
+        if where is None:
+            return None
+        return Range(Position(where.start.line, where.start.column), Position(where.end.line, where.end.column))
+
+    def _reanalyzed(self, display_path: str, module: str) -> tuple[cst.Module, ModuleRecords] | None:
+        from jaxcheck.analyzer.parsing import ParseFailure, parse_source
+        from jaxcheck.analyzer.semantics.builder import ModelBuilder
+
+        try:
+            text = decode_source(read_file(Path(display_path))).text
+        except (OSError, SourceDecodeError):
+            return None
+        parsed = parse_source(text)
+        if isinstance(parsed, ParseFailure):
+            return None
+        package = module if Path(display_path).name == "__init__.py" else None
+        builder = ModelBuilder(module, display_path, self.profile(display_path).settings.extra_jit_decorators, package)
+        try:
+            records, _ = builder.build(parsed)
+        except RecursionError:
+            return None
+        return parsed, records
+
+    @staticmethod
+    def per_file_ignores(display_path: str, profile: Profile) -> tuple[str, ...]:
+        """The codes and prefixes `profile`'s per-file-ignores turn off in the file at `display_path`."""
+        table = profile.settings.per_file_ignores
         if not table:
             return ()
         path = real_path(Path(display_path))
         try:
-            relative = path.relative_to(self.configuration.root).as_posix()
+            relative = path.relative_to(profile.configuration.per_file_ignores_root).as_posix()
         except ValueError:
             relative = path.as_posix()
         codes: list[str] = []
@@ -230,7 +355,7 @@ class Linter:
         if isinstance(analysis, FileOutcome):
             outcome = analysis
         else:
-            finder = FileFinder(self.settings.all_excludes, root)
+            finder = self._finder(root)
             summaries = [analysis.summary, *self._importer_summaries(root, finder, {path: module}, walk_max_age)]
             outcome = self.lint(analysis, solve(summaries))
         return CheckReport(_deduplicated(outcome.diagnostics), list(outcome.errors), 1)
@@ -238,8 +363,8 @@ class Linter:
     def _check_paths(self, paths: Sequence[Path], texts: dict[Path, bytes] | None = None, *,
                      force_exclude: bool = False, jobs: int = 1, cache: ResultCache | None = None,
                      progress: Progress | None = None) -> CheckReport:
-        root = project_root(paths[0] if paths else Path("."))
-        finder = FileFinder(self.settings.all_excludes, root)
+        root = project_root(common_folder(paths) if paths else Path("."))
+        finder = self._finder(root)
         report = CheckReport()
         texts = texts or {}
         tasks: dict[Path, FileTask] = {}
@@ -257,7 +382,10 @@ class Linter:
             others = {} if whole else self._project_files(root, finder, tasks)
         run_key = None
         if index is not None and others is not None and not report.errors:
-            run_key = index.run_key((), checked.values(), others.values())
+            # each file's configuration is part of the request: editing a nested config changes the key
+            request = [*(f"{t.display_path}\0{self.profile(path).key}" for path, t in tasks.items()),
+                       *(f"{path}\0{self._summary_settings(path)}" for path in others)]
+            run_key = index.run_key(sorted(request), checked.values(), others.values())
             if (record := index.load_run(run_key)) is not None:
                 if progress is not None:
                     progress.start(len(tasks))
@@ -265,7 +393,7 @@ class Linter:
                     progress.finish()
                 report.diagnostics = list(record.diagnostics)
                 return report
-        keys = {path: cache.key(t.display_path, repr(t.module), t.data, checked[path].digest)
+        keys = {path: cache.key(t.display_path, f"{t.module!r}|{self.profile(path).key}", t.data, checked[path].digest)
                 for path, t in tasks.items()} if cache is not None else None
         with Checker(self, jobs) as checker:
             if progress is not None:
@@ -332,6 +460,18 @@ class Linter:
                     cache.store(keys[path], stored)
         return {path: cached[path] if path in cached else checked[path] for path in tasks}
 
+    def _finder(self, root: Path) -> FileFinder:
+        """A file finder with the excludes of `root`'s configuration, or of each folder's own."""
+        if self.resolver is None:
+            return FileFinder(self.settings.all_excludes, root)
+        resolver = self.resolver
+
+        def excludes_for(folder: Path) -> tuple[tuple[str, ...], Path]:
+            configuration = resolver.for_path(folder)
+            return configuration.settings.all_excludes, configuration.root
+
+        return FileFinder(self.settings.all_excludes, root, excludes_for)
+
     def _cache(self, directory: Path) -> ResultCache:
 
         codes = sorted(self.codes)
@@ -339,7 +479,8 @@ class Linter:
 
     def _importer_summaries(self, root: Path, finder: FileFinder, checked: dict[Path, ModuleName],
                             walk_max_age: float = 0.0) -> list[ModuleSummary]:
-        """Summaries of project modules outside the checked set that import a checked module. Texts and
+        """Summaries of project modules outside the checked set that import a checked module, and of the
+        `conftest.py` files pytest loads before a checked file (they may enable x64 for it). Texts and
         summaries are kept per process while files are unchanged, so checking many files one by one
         (flake8, pre-commit) reads the project once."""
         known = {real_path(path) for path in checked}
@@ -351,9 +492,10 @@ class Linter:
                 scanned = _IMPORTS[path] = (stamp, frozenset(imported_modules(text, module.package)))
             candidates[path] = (module, scanned[1])
         summaries = []
-        for path in importers((m.name for m in checked.values()), candidates):
+        found = importers((m.name for m in checked.values()), candidates)
+        for path in [*found, *_ancestor_conftests(known, candidates, found)]:
             stamp, module, text = texts[path]
-            key = (path, stamp, self.settings.extra_jit_decorators)
+            key = (path, stamp, self.profile(path).settings.extra_jit_decorators)
             summary = _IMPORTER_SUMMARIES.get(key)
             if summary is None:
                 analysis = self.analyze(str(path), encode_source(text), module)
@@ -381,28 +523,46 @@ class Linter:
     def _indexed_importer_summaries(self, index: ProjectIndex, others: dict[Path, ProjectFile],
                                     checked: dict[Path, ModuleName]) -> list[ModuleSummary]:
         """:meth:`_importer_summaries` through the project index: imports and summaries of unchanged
-        files come from the cache folder; only new or changed importers are parsed."""
+        files come from the cache folder; only new or changed importers (and ancestor `conftest.py`
+        files) are parsed."""
         candidates = {}
         for path, file in others.items():
             imports = index.imports(file)
             if imports is not None:
                 candidates[path] = (file.module, imports)
         summaries = []
-        for path in importers((m.name for m in checked.values()), candidates):
+        found = importers((m.name for m in checked.values()), candidates)
+        known = {real_path(path) for path in checked}
+        for path in [*found, *_ancestor_conftests(known, candidates, found)]:
             file = others[path]
-            summary = index.load_summary(file)
+            variant = self._summary_settings(path)
+            summary = index.load_summary(file, variant)
             if summary is None:
                 analysis = self.analyze(str(path), file.data, file.module)
                 if not isinstance(analysis, _Analysis):
                     continue
                 summary = analysis.summary
-                index.store_summary(file, summary)
+                index.store_summary(file, summary, variant)
             summaries.append(summary)
         return summaries
+
+    def _summary_settings(self, path: Path) -> str:
+        """What of a file's settings its summary depends on (in the index's keys)."""
+        return ",".join(self.profile(path).settings.extra_jit_decorators)
+
+
+def _ancestor_conftests(checked: Iterable[Path], candidates: Iterable[Path], found: Iterable[Path]) -> list[Path]:
+    """The `conftest.py` files among `candidates` (not in `found`) that pytest loads before one of the
+    `checked` files (real paths): those in a folder at or above it."""
+    folders = {parent for path in checked for parent in path.parents}
+    seen = set(found)
+    return [path for path in candidates if path.name == "conftest.py" and path.parent in folders and path not in seen]
 
 
 _IMPORTER_SUMMARIES: dict[tuple[Path, Stamp, tuple[str, ...]], ModuleSummary] = {}
 _IMPORTS: dict[Path, tuple[Stamp, frozenset[str]]] = {}
+"""The modules each project file may import, while its stamp is unchanged (a server re-checks on every
+edit: scanning the whole project's imports each time would cost more than linting the buffer)."""
 _LISTINGS: dict[tuple[Path, tuple[str, ...]], tuple[float, list[Path]]] = {}
 
 
@@ -417,8 +577,6 @@ def _project_listing(root: Path, finder: FileFinder, max_age: float) -> list[Pat
     listing = [real_path(path) for path in finder.files([root])]
     _LISTINGS[key] = (now, listing)
     return listing
-"""The modules each project file may import, while its stamp is unchanged (a server re-checks on every
-edit: scanning the whole project's imports each time would cost more than linting the buffer)."""
 
 
 # ---------------------------------------------------------------------------------- module API
@@ -470,8 +628,10 @@ def _read(path: Path, report: CheckReport) -> bytes | None:
         return None
 
 
-def _located(path: str, model: SemanticModel, reports: Iterable[Report]) -> list[Diagnostic]:
-    """Turn reports into diagnostics; positions are computed once per file, only when needed."""
+def _located(path: str, model: SemanticModel, reports: Iterable[Report],
+             elsewhere: Callable[[TraceNote], Range | None] = lambda note: None) -> list[Diagnostic]:
+    """Turn reports into diagnostics; positions are computed once per file, only when needed. Notes
+    that cite another file are located by `elsewhere` (dropped when it finds nothing)."""
 
     def range_of(node: cst.CSTNode) -> Range:
         code_range = model.position(node)
@@ -482,12 +642,25 @@ def _located(path: str, model: SemanticModel, reports: Iterable[Report]) -> list
         edits = tuple(Edit(range_of(node), content) for node, content in fix.replacements)
         return Fix(edits, fix.applicability, fix.title)
 
+    def note(trace_note: TraceNote) -> RelatedLocation | None:
+        node = model.site_of(trace_note)
+        if node is not None:
+            return RelatedLocation(trace_note.message, range_of(node))
+        where = None if trace_note.path == model.summary.path else elsewhere(trace_note)
+        return RelatedLocation(trace_note.message, where, trace_note.path) if where is not None else None
+
     reports = list(reports)
-    model.locate([*(r.node for r in reports), *(n for r in reports if r.fix for n, _ in r.fix.replacements)])
+    here = (model.site_of(n) for r in reports for n in r.trace_notes)
+    model.locate([*(r.node for r in reports), *(n for r in reports if r.fix for n, _ in r.fix.replacements),
+                  *(n for r in reports for _, n in r.related_nodes), *(n for n in here if n is not None)])
     diagnostics = []
     for report in reports:
         fix = text_fix(report.fix) if report.fix is not None else None
-        diagnostics.append(Diagnostic(path, range_of(report.node), report.code, report.name, report.message, fix))
+        chain = (note(n) for n in report.trace_notes)
+        related = (*(n for n in chain if n is not None),
+                   *(RelatedLocation(message, range_of(node)) for message, node in report.related_nodes))
+        diagnostics.append(Diagnostic(path, range_of(report.node), report.code, report.name, report.message, fix,
+                                      related))
     return diagnostics
 
 

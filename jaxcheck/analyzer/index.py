@@ -102,19 +102,20 @@ class ProjectIndex:
         self.cache.store_value(key, RunRecord(tuple(diagnostics)))
 
     # ------------------------------------------------------------------------------- summaries
-    def summary_key(self, file: ProjectFile) -> str:
-        """The key of the summary of a file that is solved with the checked files but not linted."""
-        return ResultCache.solved_key(self.cache.key(str(file.path), repr(file.module), file.data, file.digest),
-                                      "summary")
+    def summary_key(self, file: ProjectFile, settings: str = "") -> str:
+        """The key of the summary of a file that is solved with the checked files but not linted;
+        `settings` is what of the file's own configuration the summary depends on."""
+        return ResultCache.solved_key(self.cache.key(str(file.path), f"{file.module!r}|{settings}", file.data,
+                                                     file.digest), "summary")
 
-    def load_summary(self, file: ProjectFile) -> ModuleSummary | None:
-        """The stored summary of `file` at its current bytes, if any."""
-        summary: ModuleSummary | None = self.cache.load_value(self.summary_key(file), ModuleSummary)
+    def load_summary(self, file: ProjectFile, settings: str = "") -> ModuleSummary | None:
+        """The stored summary of `file` at its current bytes (and `settings`), if any."""
+        summary: ModuleSummary | None = self.cache.load_value(self.summary_key(file, settings), ModuleSummary)
         return summary
 
-    def store_summary(self, file: ProjectFile, summary: ModuleSummary) -> None:
-        """Store the summary of `file` at its current bytes."""
-        self.cache.store_value(self.summary_key(file), summary)
+    def store_summary(self, file: ProjectFile, summary: ModuleSummary, settings: str = "") -> None:
+        """Store the summary of `file` at its current bytes (and `settings`)."""
+        self.cache.store_value(self.summary_key(file, settings), summary)
 
     # ---------------------------------------------------------------------------------- imports
     def imports(self, file: ProjectFile) -> frozenset[str] | None:

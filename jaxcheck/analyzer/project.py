@@ -7,6 +7,7 @@ is checked (pre-commit, flake8). Importers are found with a cheap text scan befo
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -43,13 +44,24 @@ def module_name_for(path: Path) -> ModuleName:
 
 
 def project_root(start: Path) -> Path:
-    """The nearest folder at or above `start` holding `.git` or `pyproject.toml` (else `start`'s folder)."""
+    """The nearest folder at or above `start` holding `.git` or `pyproject.toml` (else `start`'s folder).
+    A `jaxcheck.toml` only holds settings: a folder with one is still part of the project around it."""
     start = real_path(start)
     folder = start if start.is_dir() else start.parent
     for candidate in (folder, *folder.parents):
         if (candidate / ".git").exists() or (candidate / "pyproject.toml").is_file():
             return candidate
     return folder
+
+
+def common_folder(paths: Iterable[Path]) -> Path:
+    """The deepest folder holding every path (a file counts as its folder), whatever their order: a
+    run's project root, cache and importer scan start from it, so `check a b` is `check b a`."""
+    folders = []
+    for path in paths:
+        resolved = real_path(path)
+        folders.append(str(resolved if resolved.is_dir() else resolved.parent))
+    return Path(os.path.commonpath(folders)) if folders else real_path(Path("."))
 
 
 def imported_modules(text: str, package: str) -> set[str]:

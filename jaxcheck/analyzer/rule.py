@@ -10,6 +10,7 @@ import libcst as cst
 
 from jaxcheck.analyzer.diagnostics import Applicability
 from jaxcheck.analyzer.semantics import FunctionTrace, SemanticModel
+from jaxcheck.analyzer.semantics.model import TraceNote
 from jaxcheck.analyzer.semantics.jax_api import STATIC_ARGNAMES_TRANSFORMS
 
 KEBAB_NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -55,6 +56,10 @@ class Report:
     name: str
     message: str
     fix: NodeFix | None = None
+    trace_notes: tuple[TraceNote, ...] = ()
+    """Why the code is traced (located by the engine, in this file or another)."""
+    related_nodes: tuple[tuple[str, cst.CSTNode], ...] = ()
+    """Notes at nodes of this module, located with the finding (`(message, node)`)."""
 
 
 @dataclass(slots=True)
@@ -81,6 +86,8 @@ class Rule:
     name: ClassVar[str]
     summary: ClassVar[str]
     default_enabled: ClassVar[bool] = True
+    explains_trace: ClassVar[bool] = False
+    """Whether findings say why the code is traced: :meth:`report` then adds the trace chain as notes."""
     VALID: ClassVar[tuple[Valid, ...]] = ()
     INVALID: ClassVar[tuple[Invalid, ...]] = ()
 
@@ -88,10 +95,15 @@ class Rule:
         self.context = context
         self.model = context.model
 
-    def report(self, node: cst.CSTNode, message: str, fix: NodeFix | None = None) -> None:
-        """Record a finding at `node`, optionally with a fix (`self.model.position(other)` gives the
-        line of another node for messages such as "first used on line N")."""
-        self.context.reports.append(Report(node, self.code, self.name, message, fix))
+    def report(self, node: cst.CSTNode, message: str, fix: NodeFix | None = None,
+               related: tuple[tuple[str, cst.CSTNode], ...] = (), function: str | None = None) -> None:
+        """Record a finding at `node`, optionally with a fix and notes at other nodes (`related`:
+        `(message, node)` pairs). Rules that set `explains_trace` get the trace chain of the function
+        being visited (or of `function`) as notes first (`self.model.position(other)` gives the line
+        of another node for messages such as "first used on line N")."""
+        traced_in = self.context.function if function is None else function
+        chain = self.model.trace_notes(traced_in, node) if self.explains_trace else ()
+        self.context.reports.append(Report(node, self.code, self.name, message, fix, chain, related))
 
     @property
     def trace(self) -> FunctionTrace | None:

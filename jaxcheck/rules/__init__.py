@@ -1,6 +1,7 @@
 """Every rule jaxcheck ships, one class per module, grouped by code range:
 
 - `syntax_error` (JAX001): files that do not parse;
+- `unused_noqa` (JAX002, off by default): `# noqa` codes that suppress nothing;
 - `purity/` (JAX1xx): stale globals, outer-state writes, trace-time side effects and randomness;
 - `arrays/` (JAX2xx): in-place updates of JAX arrays, discarded functional updates, out-of-bounds indices;
 - `tracing/` (JAX3xx): Python control flow, concretization and shapes on traced values;
@@ -28,9 +29,11 @@ from jaxcheck.rules.tracing.python_branch_on_tracer import PythonBranchOnTracer
 from jaxcheck.rules.tracing.tracer_concretization import TracerConcretization
 from jaxcheck.rules.tracing.value_dependent_shape import ValueDependentShape
 from jaxcheck.rules.transforms.transform_in_loop import TransformInLoop
+from jaxcheck.rules.unused_noqa import UnusedNoqa
 
 RULES: tuple[type[Rule], ...] = (
     SyntaxErrorInSource,
+    UnusedNoqa,
     StaleGlobalRead,
     OuterStateMutation,
     PrintInTracedFunction,

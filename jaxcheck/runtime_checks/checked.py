@@ -22,9 +22,9 @@ import jax
 
 from jaxcheck.runtime_checks import bounds, key_reuse, nans, retrace, stale_globals
 from jaxcheck.runtime_checks.forwarder import make_forwarder, watch_reads
-from jaxcheck.runtime_checks.frames import user_frame
+from jaxcheck.runtime_checks.frames import traceback_user_frame, user_frame
 from jaxcheck.runtime_checks.hidden_state import eqn_line, first_difference, trace_quietly
-from jaxcheck.runtime_checks.pmap_axis import axis_note
+from jaxcheck.runtime_checks.pmap_axis import axis_excess
 from jaxcheck.runtime_checks.report import RuntimeCheckError, diagnostic, display_path
 from jaxcheck.runtime_checks.session import ACTIVE, current
 from jaxcheck.runtime_checks.side_effects import capture_output, trace_output_message
@@ -32,6 +32,8 @@ from jaxcheck.runtime_checks.tracer_errors import explain
 
 LOG = logging.getLogger(__name__)
 LIVE: weakref.WeakSet[CheckedFunction] = weakref.WeakSet()
+MUTATION_CHECK_INTERVAL = 1024
+"""After a trace, values that can change in place are compared on calls 1, 3, 7, ... then every 1024th."""
 
 
 def guarded(action: Callable[..., Any], *args: Any) -> Any:
@@ -65,6 +67,9 @@ class CheckedFunction:
         self.user_fun = stale_globals.user_function(fun)
         self.code = getattr(self.user_fun, "__code__", None)
         self.reads: list[stale_globals.Read] = []
+        self._clock = [0]  # calls left before the next comparison of in-place changeable values
+        self._reported_mutations: set[str] = set()
+        self._mutation_interval = 1
         self.traced = False  # set by each trace, cleared by the next call's slow path
         self.watch = False  # keys to track on every call
         self.slow = False  # traced or watch: the forwarder then calls `after`
@@ -100,8 +105,10 @@ class CheckedFunction:
                 session.reporter.emit(diagnostic("JAX103", (path, line), message, fix))
         else:
             out = self.fun(*args, **kwargs)
-        self.reads = reads
-        watch_reads(self.forwarder, reads)
+        self.reads = guarded(stale_globals.with_snapshots, reads) or reads
+        self._mutation_interval, self._clock[0] = 1, 1
+        self._reported_mutations.clear()  # the new program holds what the values are now
+        watch_reads(self.forwarder, self.reads, self._clock)
         guarded(self._count_trace, args, kwargs)
         return out
 
@@ -126,8 +133,13 @@ class CheckedFunction:
             if not nans.has_tracer((args, kwargs)):
                 guarded(self._after_trace, args, kwargs)
             self.traced, self.slow = False, self.watch  # after: the analysis may trace again
-        elif self.reads and stale_globals.moved(self.reads):
-            guarded(self._report_stale)
+        elif self.reads:
+            if stale_globals.moved(self.reads):
+                guarded(self._report_stale)
+            if self._clock[0] <= 0:  # a sampled call: look for in-place changes
+                guarded(self._report_mutated)
+                self._mutation_interval = min(2 * self._mutation_interval, MUTATION_CHECK_INTERVAL)
+                self._clock[0] = self._mutation_interval
         if self.key_positions:
             self._track_keys(args, kwargs, sys._getframe(2))  # after <- forwarder <- the user's call
 
@@ -138,8 +150,20 @@ class CheckedFunction:
                        f"now {stale_globals.short(new)}, but the cached program still uses the old value")
             fix = f"pass `{read.name}` as an argument (static if it is a Python value), or call `.clear_cache()`"
             reporter.emit(diagnostic("JAX101", (read.path, read.line), message, fix))
-        self.reads = [replace(read, value=read.now()) for read in self.reads]
-        watch_reads(self.forwarder, self.reads)
+        self.reads = stale_globals.with_snapshots([replace(read, value=read.now()) for read in self.reads])
+        watch_reads(self.forwarder, self.reads, self._clock)
+
+    def _report_mutated(self) -> None:
+        reporter = current().reporter
+        for read, old, now in stale_globals.mutated(self.reads):
+            if read.name in self._reported_mutations:
+                continue  # once per global: the program stays stale until it retraces
+            self._reported_mutations.add(read.name)
+            message = (f"`{self._name}` read `{read.name}` while tracing ({stale_globals.short(old)}); it has since "
+                       f"been changed in place ({stale_globals.change(old, now)}), but the cached program still "
+                       "uses the old contents")
+            fix = f"pass `{read.name}` as an argument (static if it is a Python value), or call `.clear_cache()`"
+            reporter.emit(diagnostic("JAX101", (read.path, read.line), message, fix))
 
     def _after_trace(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         settings = current().settings
@@ -228,9 +252,11 @@ class CheckedFunction:
         if found is not None:
             error.add_note(current().reporter.note(found))
         elif self.transform_name == "jax.pmap":
-            note = guarded(axis_note, args, self.options.get("in_axes", 0), self.names, self.options.get("devices"))
-            if note is not None:
-                error.add_note(note)
+            excess = guarded(axis_excess, args, self.options.get("in_axes", 0), self.names, self.options.get("devices"))
+            if excess is not None:
+                message, fix = excess
+                where = traceback_user_frame(error.__traceback__) or user_frame(sys._getframe(1))
+                error.add_note(current().reporter.note(diagnostic("JAX702", where, message, fix)))
 
     # -- NaN and index-check modes ------------------------------------------------------------------
     def instrumented_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

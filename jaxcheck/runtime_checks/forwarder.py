@@ -13,6 +13,7 @@ from jaxcheck.runtime_checks.stale_globals import Read, identity_test
 _TEMPLATE = """\
 def _jc_forwarder({params}):
     __tracebackhide__ = True
+    {tick}
     try:
         if _A.instrumented:
             _jc_out = _st.instrumented_call({args}, {kwargs})
@@ -57,16 +58,21 @@ def make_forwarder(fun: Callable[..., Any], state: Any, active: Any) -> Callable
         args, kwargs = f"({', '.join([*names, '*_jc_args'])},)", "_jc_kwargs"
     parts = {"params": params, "call": call, "args": args, "kwargs": kwargs}
     namespace: dict[str, Any] = {"_st": state, "_A": active, "_call": state.call, "_jc_parts": parts}
-    return _compile(namespace, "False")
+    return _compile(namespace, "False", "pass")
 
 
-def watch_reads(forwarder: Callable[..., Any], reads: list[Read]) -> None:
-    """Recompile `forwarder` in place (its `__code__`) so that it tests the identity of `reads`."""
+def watch_reads(forwarder: Callable[..., Any], reads: list[Read], clock: list[int]) -> None:
+    """Recompile `forwarder` in place (its `__code__`) so that it tests the identity of `reads` and, when
+    some of them are watched for in-place changes, counts `clock[0]` down and takes the slow path at 0."""
     namespace = forwarder.__globals__
-    forwarder.__code__ = _compile(namespace, identity_test(reads, namespace)).__code__
+    changed, tick = identity_test(reads, namespace), "pass"
+    if any(read.snapshot is not None for read in reads):
+        namespace["_jc_k"] = clock
+        changed, tick = f"{changed} or _jc_k[0] <= 0", "_jc_k[0] -= 1"
+    forwarder.__code__ = _compile(namespace, changed, tick).__code__
 
 
-def _compile(namespace: dict[str, Any], changed: str) -> Callable[..., Any]:
-    source = _TEMPLATE.format(changed=changed, **namespace["_jc_parts"])
+def _compile(namespace: dict[str, Any], changed: str, tick: str) -> Callable[..., Any]:
+    source = _TEMPLATE.format(changed=changed, tick=tick, **namespace["_jc_parts"])
     exec(compile(source, "<jaxcheck-forwarder>", "exec"), namespace)  # noqa: S102 - names and reprs only
     return namespace["_jc_forwarder"]  # type: ignore[no-any-return]

@@ -14,7 +14,8 @@ from jaxcheck.analyzer.diagnostics import PROJECT_URL, Diagnostic, Fix, Position
 from jaxcheck.analyzer.registry import rule_by_code_or_name
 
 Mode = Literal["raise", "warn", "collect"]
-RUNTIME_ONLY = {"JAX701": "nan-or-inf-produced"}  # checks with no static rule; documented in docs/runtime.md
+RUNTIME_ONLY = {"JAX701": "nan-or-inf-produced", "JAX702": "pmap-axis-exceeds-devices"}
+"""Checks with no static rule (JAX7xx: only a run can see values and devices); documented in docs/runtime.md."""
 
 
 class RuntimeCheckWarning(UserWarning):

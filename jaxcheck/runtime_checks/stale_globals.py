@@ -1,16 +1,24 @@
-"""JAX101 at run time: globals and closure cells read while tracing, checked by identity on every call.
+"""JAX101 at run time: globals and closure cells read while tracing, checked by identity on every call,
+and for values that can change in place, by value on calls 2, 4, 8, ... (then every 1024th).
 
 At trace time the function and the user helpers it reaches are scanned for `LOAD_GLOBAL` and free-variable
 reads; data values (numbers, strings, arrays, containers) are recorded. Each call runs a generated,
 unrolled identity check (`holder.get(name) is not value or ...`), inlined into the forwarder. A change
 found on a call that did not retrace is a stale read: the compiled program still holds the old value.
+
+In-place changes (`CONFIG["lr"] = 0.01`, `TABLE[0] = 5`) keep the object, so identity misses them: after
+a trace, NumPy arrays (up to 100,000 elements) and config-like containers (dicts, lists, tuples and sets
+of numbers, strings, booleans and None, up to 1,000 items) are copied, and compared with what they hold
+now on a doubling schedule of calls, which costs nothing per call but a counter decrement. Only what the
+bytecode reads is copied: `CONFIG["lr"]` watches that item alone, `BUF.shape` nothing (a shape is
+checked by the trace cache itself). Containers of other objects (caches, registries) are left alone.
 """
 
 from __future__ import annotations
 
 import dis
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -31,6 +39,12 @@ class Read:
     value: Any
     path: str
     line: int
+    used: frozenset[Any] | None = None
+    """What the code reads of the value: None for all of it, constant items (`CONFIG["lr"]`: `{"lr"}`), or
+    nothing but its shape or dtype (an empty set)."""
+    snapshot: Any = None
+    """A copy of what is read of a value that can change in place, taken after the trace: the value, or
+    for constant items a dict of them."""
 
     def now(self) -> Any:
         """The value the name has now (`_MISSING` when deleted)."""
@@ -62,23 +76,41 @@ def _is_data(value: Any) -> bool:
     return not isinstance(value, _SKIPPED_TYPES) and not callable(value)
 
 
-def _reads_of(code: types.CodeType) -> list[tuple[str, str, int]]:
-    """`(opname, name, line)` of every global and free-variable read in `code` and its nested code."""
+_PROBES = frozenset({"shape", "dtype", "ndim", "size"})
+_WHOLE = object()
+
+
+def _reads_of(code: types.CodeType) -> list[tuple[str, str, int, Any]]:
+    """`(opname, name, line, use)` of every global and free-variable read in `code` and its nested code;
+    `use` is a constant item read at once (`CONFIG["lr"]`: `"lr"`), None for a shape or dtype probe, or
+    `_WHOLE`."""
     found = []
-    for instruction in dis.get_instructions(code):
+    instructions = list(dis.get_instructions(code))
+    for index, instruction in enumerate(instructions):
         if instruction.opname in ("LOAD_GLOBAL", "LOAD_DEREF", "LOAD_NAME"):
             line = instruction.positions.lineno if instruction.positions and instruction.positions.lineno else 0
-            found.append((instruction.opname, str(instruction.argval), line or code.co_firstlineno))
+            use = _use(instructions[index + 1 : index + 3])
+            found.append((instruction.opname, str(instruction.argval), line or code.co_firstlineno, use))
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            found.extend((op, name, line) for op, name, line in _reads_of(const) if op != "LOAD_DEREF")
+            found.extend(read for read in _reads_of(const) if read[0] != "LOAD_DEREF")
     return found
+
+
+def _use(following: list[dis.Instruction]) -> Any:
+    if following and following[0].opname == "LOAD_ATTR" and following[0].argval in _PROBES:
+        return None
+    if len(following) == 2 and following[0].opname == "LOAD_CONST" and isinstance(following[0].argval, (str, int)) \
+            and (following[1].opname == "BINARY_SUBSCR" or following[1].argrepr == "[]"):
+        return following[0].argval
+    return _WHOLE
 
 
 def record_reads(fun: Any, limit: int = 200) -> list[Read]:
     """The data globals and closure cells `fun` and the user functions it reaches read, with their
     current values (at most `limit` of them)."""
     reads: dict[tuple[int, str], Read] = {}
+    uses: dict[tuple[int, str], set[Any]] = {}
     queue, visited = [fun], set()
     while queue and len(reads) < limit:
         function = queue.pop()
@@ -89,7 +121,7 @@ def record_reads(fun: Any, limit: int = 200) -> list[Read]:
         visited.add(code)
         namespace: dict[str, Any] = getattr(function, "__globals__", {})
         cells = dict(zip(code.co_freevars, getattr(function, "__closure__", None) or ()))
-        for opname, name, line in _reads_of(code):
+        for opname, name, line, use in _reads_of(code):
             holder: Any = cells.get(name) if opname == "LOAD_DEREF" else namespace
             if holder is None:
                 continue
@@ -101,7 +133,92 @@ def record_reads(fun: Any, limit: int = 200) -> list[Read]:
                 queue.append(value)
             elif _is_data(value):
                 reads.setdefault((id(holder), name), Read(holder, name, value, code.co_filename, line))
-    return list(reads.values())
+                if use is not None:
+                    uses.setdefault((id(holder), name), set()).add(use)
+    return [replace(read, used=_used(uses.get(key, set()))) for key, read in reads.items()]
+
+
+def _used(uses: set[Any]) -> frozenset[Any] | None:
+    return None if _WHOLE in uses else frozenset(uses)
+
+
+_SCALARS = (int, float, complex, str, bytes, bool, type(None))
+_COPIED_ARRAY_SIZE = 100_000
+_COPIED_ITEMS = 1_000
+
+
+def with_snapshots(reads: list[Read]) -> list[Read]:
+    """`reads` with a copy of what they read of each value that can change in place."""
+    return [replace(read, snapshot=_snapshot_of(read.value, read.used)) for read in reads]
+
+
+def _snapshot_of(value: Any, used: frozenset[Any] | None) -> Any:
+    if used is None:
+        return _snapshot(value)
+    if not used or not isinstance(value, (dict, list, np.ndarray)):
+        return None  # only probed (`BUF.shape`), or items of an object that cannot change in place
+    items = {key: _snapshot(_item(value, key)) for key in used}
+    return items if any(item is not None for item in items.values()) else None
+
+
+def _item(value: Any, key: Any) -> Any:
+    try:
+        item = value[key]
+    except (LookupError, TypeError, ValueError):
+        return _MISSING
+    return item.copy() if isinstance(item, np.ndarray) else item
+
+
+def _snapshot(value: Any) -> Any:
+    if isinstance(value, _SCALARS):
+        return value
+    if isinstance(value, np.ndarray):
+        return value.copy() if value.size <= _COPIED_ARRAY_SIZE and value.flags.writeable else None
+    if isinstance(value, (dict, list, set)) and _config_like(value, [_COPIED_ITEMS]):
+        return _copy(value)
+    return None
+
+
+def _config_like(value: Any, budget: list[int]) -> bool:
+    """Numbers, strings, booleans and None, in dicts, lists, tuples and sets, at most `budget` items."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        return False
+    if isinstance(value, _SCALARS):
+        return True
+    if isinstance(value, dict):
+        return all(_config_like(k, budget) and _config_like(v, budget) for k, v in value.items())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return all(_config_like(item, budget) for item in value)
+    return False
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy(item) for item in value]
+    if isinstance(value, set):
+        return set(value)
+    return value  # tuples of scalars and scalars are immutable
+
+
+def mutated(reads: list[Read]) -> list[tuple[Read, Any, Any]]:
+    """`(read, what it read while tracing, what that is now)` for each watched value that is still the same
+    object but holds other data where the code reads it."""
+    found = []
+    for read in reads:
+        if read.snapshot is None or read.now() is not read.value:
+            continue
+        if read.used is None:
+            if not same_value(read.snapshot, read.value):
+                found.append((read, read.snapshot, read.value))
+            continue
+        for key, old in read.snapshot.items():
+            new = _item(read.value, key)
+            if old is not None and not same_value(old, new):
+                found.append((replace(read, name=f"{read.name}[{key!r}]"), old, new))
+    return found
 
 
 def identity_test(reads: list[Read], namespace: dict[str, Any]) -> str:
@@ -144,17 +261,29 @@ def same_value(old: Any, new: Any) -> bool:
         return False
     if hasattr(old, "shape") and hasattr(old, "dtype"):
         same_kind = old.shape == new.shape and old.dtype == new.dtype
-        return bool(same_kind and np.array_equal(np.asarray(old), np.asarray(new)))
+        return bool(same_kind and np.array_equal(np.asarray(old), np.asarray(new), equal_nan=old.dtype.kind in "fc"))
     try:
         return bool(old == new)
     except Exception:  # noqa: BLE001 - an object whose == fails is simply not known to be equal
         return False
 
 
+def change(old: Any, new: Any) -> str:
+    """What changed between two versions of a value, briefly: the first differing element of an array."""
+    if isinstance(old, np.ndarray) and isinstance(new, np.ndarray) and old.shape == new.shape:
+        differing = np.argwhere(~((old == new) | (np.isnan(old) & np.isnan(new)) if old.dtype.kind in "fc" else old == new))
+        if len(differing):
+            index = tuple(int(i) for i in differing[0])
+            return f"element {list(index)} was {old[index]!r}, now {new[index]!r}"
+    return f"now {short(new)}"
+
+
 def short(value: Any) -> str:
     """A short description of a value for messages."""
     if value is _MISSING:
         return "<deleted>"
+    if isinstance(value, np.generic):
+        value = value.item()
     if hasattr(value, "shape") and hasattr(value, "dtype") and getattr(value, "size", 0) > 6:
         return f"an array of shape {tuple(value.shape)} {value.dtype}"
     text = repr(value)

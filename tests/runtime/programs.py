@@ -49,6 +49,15 @@ f(jnp.ones(3))
 offset = np.ones(3)
 f(jnp.ones(3))
 """),
+    Program("stale_global_changed_in_place", """
+CONFIG = {"lr": 0.1}
+@jax.jit
+def f(x):
+    return x * CONFIG["lr"]  # JAX101
+f(jnp.ones(3))
+CONFIG["lr"] = 0.01
+f(jnp.ones(3))
+"""),
     Program("print_while_tracing", """
 @jax.jit
 def f(x):
@@ -177,6 +186,29 @@ scale = float("2.0")  # a new object with an equal value
 f(jnp.ones(3))
 scale = 3.0
 f(jnp.ones(4))  # retraces: the new program reads the new value
+"""),
+    Program("cache_filled_in_place", """
+CACHE = {}
+STEPS = [1, 2]
+@jax.jit
+def f(x):
+    CACHE.setdefault("fn", jnp.sin)
+    return x * len(STEPS)
+f(jnp.ones(3))
+CACHE["other"] = object()  # a cache of objects, not data the trace baked in
+STEPS[0] = 1  # the same contents
+f(jnp.ones(3)); f(jnp.ones(3)); f(jnp.ones(3))
+"""),
+    Program("unread_items_changed_in_place", """
+CONFIG = {"lr": 0.1, "epoch": 0}
+BUF = np.zeros((4, 3))
+@jax.jit
+def f(x):
+    return x * CONFIG["lr"] + jnp.zeros(BUF.shape[1])
+for epoch in range(8):
+    CONFIG["epoch"] = epoch  # an item the trace never read
+    BUF[epoch % 4] = epoch  # read only for its shape
+    f(jnp.ones(3))
 """),
     Program("debug_print", """
 @jax.jit

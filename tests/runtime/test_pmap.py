@@ -21,7 +21,8 @@ try:
     double(jnp.ones((8, 3)))
 except Exception as error:
     note = error.__notes__[-1]
-    assert "pmap maps argument 'x' over its axis 0 of size 8, but only 4 cpu device(s) exist" in note, note
+    assert "JAX702 pmap maps argument 'x' over its axis 0 of size 8, but only 4 cpu device(s) exist" in note, note
+    assert "prog.py:" in note.split(" JAX702")[0], note  # at the user's call, not in a JAX frame
     assert "reshape it to (4, 2, ...)" in note, note
     print("NOTED")
 """

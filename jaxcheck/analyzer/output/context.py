@@ -1,4 +1,5 @@
-"""What a formatter may know besides the diagnostics: the checked files' lines and whether to colour."""
+"""What a formatter may know besides the diagnostics: the checked files' lines, whether to colour, and
+what the summary needs (fixes applied, whether unsafe fixes are on, whether to print it at all)."""
 
 from __future__ import annotations
 
@@ -6,19 +7,63 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jaxcheck.analyzer.diagnostics import Diagnostic
 from jaxcheck.analyzer.files import read_file
 from jaxcheck.analyzer.source import SourceDecodeError, decode_source, source_lines
 
 
 @dataclass(frozen=True, slots=True)
 class OutputContext:
-    """`sources` maps a diagnostic's path to its lines (index 0 is line 1); `color` allows ANSI codes."""
+    """`sources` maps a diagnostic's path to its lines (index 0 is line 1); `color` allows ANSI codes;
+    `unsafe_fixes` makes unsafe fixes count as applicable (`[*]`); `fixed` is how many findings `--fix`
+    fixed; `summary` adds ruff's footer (`Found N errors.`, `All checks passed!`) to the human formats."""
 
     sources: Mapping[str, Sequence[str]] = field(default_factory=dict)
     color: bool = False
+    unsafe_fixes: bool = False
+    fixed: int = 0
+    summary: bool = True
 
 
 PLAIN = OutputContext()
+
+
+def is_fixable(diagnostic: Diagnostic, context: OutputContext) -> bool:
+    """True when `--fix` (with `--unsafe-fixes` when the context has it) would apply the diagnostic's fix."""
+    fix = diagnostic.fix
+    return fix is not None and (fix.applicability == "safe" or context.unsafe_fixes)
+
+
+def fix_marker(diagnostic: Diagnostic, context: OutputContext) -> str:
+    """`[*] ` before the message of a fixable diagnostic, as ruff prints it."""
+    return "[*] " if is_fixable(diagnostic, context) else ""
+
+
+def _plural(count: int, word: str, plural: str | None = None) -> str:
+    return f"{count} {word if count == 1 else plural or word + 's'}"
+
+
+def summary(diagnostics: Sequence[Diagnostic], context: OutputContext) -> str:
+    """ruff's footer: `Found N errors.` (or `Found N errors (F fixed, R remaining).`), then
+    ``[*] M fixable with the `--fix` option.`` and the hidden unsafe fixes; `All checks passed!` when
+    nothing is left and nothing was fixed. '' when `context.summary` is off."""
+    if not context.summary:
+        return ""
+    remaining = len(diagnostics)
+    if not remaining and not context.fixed:
+        return "All checks passed!\n"
+    if context.fixed:
+        lines = [f"Found {_plural(remaining + context.fixed, 'error')} ({context.fixed} fixed, {remaining} remaining)."]
+    else:
+        lines = [f"Found {_plural(remaining, 'error')}."]
+    fixable = sum(is_fixable(d, context) for d in diagnostics)
+    hidden = sum(d.fix is not None and not is_fixable(d, context) for d in diagnostics)
+    hint = f"{_plural(hidden, 'hidden fix', 'hidden fixes')} can be enabled with the `--unsafe-fixes` option"
+    if fixable:
+        lines.append(f"[*] {fixable} fixable with the `--fix` option" + (f" ({hint})." if hidden else "."))
+    elif hidden:
+        lines.append(f"No fixes available ({hint}).")
+    return "\n".join(lines) + "\n"
 
 
 def read_sources(paths: Iterable[str]) -> dict[str, list[str]]:

@@ -1,4 +1,10 @@
-"""A JSON list of diagnostics with 1-based lines and columns (ruff-like field names)."""
+"""ruff's `json` and `json-lines` formats, field for field.
+
+Each item: `cell` (always null: notebooks are not checked), `code`, `end_location` and `location`
+(`{row, column}`, 1-based), `filename`, `fix` (null or `{applicability, message, edits: [{content,
+location, end_location}]}`), `message`, `noqa_row` (the line a `# noqa` comment for it goes on) and
+`url`. Keys are sorted, as ruff prints them.
+"""
 
 from __future__ import annotations
 
@@ -7,39 +13,48 @@ from collections.abc import Sequence
 
 from jaxcheck.analyzer.diagnostics import Diagnostic, Fix, Position, display_column
 from jaxcheck.analyzer.output.context import PLAIN, OutputContext
+from jaxcheck.analyzer.output.related import related_items
 
 
 def format_json(diagnostics: Sequence[Diagnostic], context: OutputContext = PLAIN) -> str:
-    """Each item: code, name, message, path, line, column, end_line, end_column, fix (or null), url
-    (`context` is unused)."""
-    items = [
-        {
-            "code": d.code,
-            "name": d.name,
-            "message": d.message,
-            "path": d.path,
-            "line": d.range.start.line,
-            "column": display_column(d.range.start.column),
-            "end_line": d.range.end.line,
-            "end_column": display_column(d.range.end.column),
-            "fix": _fix(d.fix),
-            "url": d.url,
-        }
-        for d in sorted(diagnostics)
-    ]
-    return json.dumps(items, indent=2) + "\n"
+    """A JSON list of ruff-shaped items (`context` is unused)."""
+    return json.dumps([json_item(d) for d in sorted(diagnostics)], indent=2, sort_keys=True) + "\n"
 
 
-def _location(position: Position) -> dict[str, int]:
-    return {"line": position.line, "column": display_column(position.column)}
+def format_json_lines(diagnostics: Sequence[Diagnostic], context: OutputContext = PLAIN) -> str:
+    """One ruff-shaped JSON object per line (`context` is unused)."""
+    return "".join(json.dumps(json_item(d), sort_keys=True) + "\n" for d in sorted(diagnostics))
+
+
+def json_item(d: Diagnostic) -> dict[str, object]:
+    """One diagnostic in ruff's JSON shape, plus `related` (the notes that explain it, see
+    :func:`related_items`) when it has any: tools that read ruff's keys ignore it."""
+    item: dict[str, object] = {
+        "cell": None,
+        "code": d.code,
+        "end_location": location(d.range.end),
+        "filename": d.path,
+        "fix": _fix(d.fix),
+        "location": location(d.range.start),
+        "message": d.message,
+        "noqa_row": d.range.start.line,
+        "url": d.url,
+    }
+    if d.related:
+        item["related"] = related_items(d)
+    return item
+
+
+def location(position: Position) -> dict[str, int]:
+    """`{row, column}`, both 1-based."""
+    return {"row": position.line, "column": display_column(position.column)}
 
 
 def _fix(fix: Fix | None) -> dict[str, object] | None:
-    """`{"applicability", "title", "edits": [{"content", "location", "end_location"}]}` (ruff's shape)."""
     if fix is None:
         return None
     edits = [
-        {"content": e.content, "location": _location(e.range.start), "end_location": _location(e.range.end)}
+        {"content": e.content, "location": location(e.range.start), "end_location": location(e.range.end)}
         for e in fix.edits
     ]
-    return {"applicability": fix.applicability, "title": fix.title, "edits": edits}
+    return {"applicability": fix.applicability, "message": fix.title, "edits": edits}

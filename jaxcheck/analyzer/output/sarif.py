@@ -1,7 +1,8 @@
 """SARIF 2.1.0, the format GitHub code scanning and other static-analysis dashboards read.
 
 Every registered rule is described in `tool.driver.rules` (summary, full documentation, docs URL);
-each finding is a result with a 1-based region, and a fix becomes `fixes[].artifactChanges`.
+each finding is a result with a 1-based region, a fix becomes `fixes[].artifactChanges`, and notes that
+explain the finding become `relatedLocations` and one `codeFlows` thread ending at the finding.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from jaxcheck.version import __version__
-from jaxcheck.analyzer.diagnostics import PROJECT_URL, RULE_DOCS_URL, Diagnostic, Fix, Range, display_column
+from jaxcheck.analyzer.diagnostics import PROJECT_URL, RULE_DOCS_URL, Diagnostic, Fix, Range, RelatedLocation, display_column
 from jaxcheck.analyzer.output.context import PLAIN, OutputContext
 from jaxcheck.analyzer.registry import all_rules
 
@@ -71,7 +72,24 @@ def _result(d: Diagnostic, index: dict[str, int]) -> dict[str, object]:
     }
     if d.fix is not None:
         result["fixes"] = [_fix(d.fix, uri)]
+    if d.related:
+        result |= _related(d, uri)
     return result
+
+
+def _related(d: Diagnostic, uri: str) -> dict[str, object]:
+    """`relatedLocations` (each note with an id) and one `codeFlows` thread: the notes in order, then
+    the finding itself."""
+    def location(related: RelatedLocation) -> dict[str, object]:
+        region = _region(related.range)
+        return {"physicalLocation": {"artifactLocation": {"uri": artifact_uri(d.related_path(related))}, "region": region},
+                "message": {"text": related.message}}
+
+    related_locations = [{"id": number, **location(r)} for number, r in enumerate(d.related)]
+    steps = [{"location": location(r)} for r in d.related]
+    steps.append({"location": {"physicalLocation": {"artifactLocation": {"uri": uri}, "region": _region(d.range)},
+                               "message": {"text": d.message}}})
+    return {"relatedLocations": related_locations, "codeFlows": [{"threadFlows": [{"locations": steps}]}]}
 
 
 def _region(span: Range) -> dict[str, int]:

@@ -1,4 +1,5 @@
-"""The default, ruff-like full output: the `concise` line, then the source line with its range underlined.
+"""The default, ruff-like full output: the `concise` line, then the source line with its range underlined,
+then a `note:` line per related location (why the code is traced, where a value changes).
 
 ```
 src/model.py:6:8: JAX301 Python `if` needs a concrete bool ...
@@ -6,6 +7,7 @@ src/model.py:6:8: JAX301 Python `if` needs a concrete bool ...
 6 |     if x > 0:
   |        ^^^^^
   |
+  note: src/model.py:3:1: `f` is traced by `@jax.jit`
 ```
 """
 
@@ -14,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from jaxcheck.analyzer.diagnostics import Diagnostic, display_column
-from jaxcheck.analyzer.output.concise import summary
-from jaxcheck.analyzer.output.context import PLAIN, OutputContext
+from jaxcheck.analyzer.output.context import PLAIN, OutputContext, fix_marker, summary
+from jaxcheck.analyzer.output.related import note_lines
 
 TAB_SIZE = 4
 SNIPPET_WIDTH = 160
@@ -26,11 +28,10 @@ _BOLD, _RED, _BLUE, _RESET = "\x1b[1m", "\x1b[31m", "\x1b[34m", "\x1b[0m"
 
 def format_text(diagnostics: Sequence[Diagnostic], context: OutputContext = PLAIN) -> str:
     """Each diagnostic as a block (a snippet only when `context.sources` has its line), blocks
-    separated by a blank line, then `Found N findings.`; ANSI colours only when `context.color`."""
-    if not diagnostics:
-        return ""
+    separated by a blank line, then ruff's summary; ANSI colours only when `context.color`."""
     blocks = [_block(d, context) for d in sorted(diagnostics)]
-    return "\n".join(blocks) + "\n" + summary(len(blocks)) + "\n"
+    footer = summary(diagnostics, context)
+    return "\n".join(blocks) + ("\n" if blocks and footer else "") + footer
 
 
 def _block(diagnostic: Diagnostic, context: OutputContext) -> str:
@@ -38,7 +39,7 @@ def _block(diagnostic: Diagnostic, context: OutputContext) -> str:
     start, end = diagnostic.range.start, diagnostic.range.end
     location = f"{diagnostic.path}:{start.line}:{display_column(start.column)}"
     code = _paint(diagnostic.code, _BOLD + _RED, color)
-    lines = [f"{_paint(location, _BOLD, color)}: {code} {diagnostic.message}"]
+    lines = [f"{_paint(location, _BOLD, color)}: {code} {fix_marker(diagnostic, context)}{diagnostic.message}"]
     number = str(start.line)
     source = context.sources.get(diagnostic.path, ())
     if 1 <= start.line <= len(source):
@@ -62,6 +63,7 @@ def _block(diagnostic: Diagnostic, context: OutputContext) -> str:
         ]
     if diagnostic.fix is not None:
         lines.append(f"{' ' * len(number)} = help: {diagnostic.fix.title}")
+    lines += note_lines(diagnostic)
     return "\n".join(lines) + "\n"
 
 

@@ -94,6 +94,8 @@ _OBJECT_FACTORIES = {
 }
 """Calls whose result is an object with impure methods, tracked through assignments."""
 _PATH_METHODS = frozenset({"joinpath", "with_name", "with_suffix", "with_stem", "resolve", "absolute", "expanduser"})
+_PURE_PREFIXES = ("jax.", "builtins.", "numpy.", "math.", "logging.")
+"""Callables that never replace what a container passed to them holds."""
 _EXTERNAL_PREFIXES = ("builtins.", "jax.", "numpy.", "math.", "functools.", "typing.")
 
 
@@ -118,6 +120,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         self.functions: dict[str, FunctionSummary] = {}
         self.roots: dict[tuple[str, TraceSpec], TraceRoot] = {}
         self.edges: dict[int, CallEdge] = {}
+        self.root_sites: dict[tuple[str, TraceSpec], tuple[cst.CSTNode, bool]] = {}
+        self._root_site: tuple[cst.CSTNode, bool] | None = None
         self.repeated_calls: set[str] = set()
         self.enables_x64 = False
         self._transform_results: set[tuple[str, str]] = set()
@@ -215,11 +219,27 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
             for key, f in self.functions.items()
         }
         exports = {name: b.target for name, b in self.scope.bindings.items() if b.kind is not BindingKind.VARIABLE}
+        roots = tuple(self._roots())
         summary = ModuleSummary(
-            self.module_name, self.path, functions, tuple(self.roots.values()), tuple(self.edges.values()), exports,
+            self.module_name, self.path, functions, roots, tuple(self.edges.values()), exports,
             frozenset(self.repeated_calls), self.enables_x64, self.wide_dtypes,
         )
         return self.records, summary
+
+    def _add_edge(self, node: cst.CSTNode, edge: CallEdge) -> None:
+        self.edges[id(node)] = edge
+        self.records.edge_sites.append((edge, node))
+
+    def _roots(self) -> Iterator[TraceRoot]:
+        """The trace roots, those applied by a decorator marked; their sites go to the records (notes
+        that explain a finding cite them; positions are computed only then)."""
+        for key, root in self.roots.items():
+            site = self.root_sites.get(key)
+            if site is None:
+                yield root
+                continue
+            self.records.root_sites[key] = site[0]
+            yield replace(root, decorator=True) if site[1] else root
 
     def _return_elements(self, key: str) -> tuple[Deps, ...] | None:
         elements = self.tuple_returns.get(key)
@@ -388,6 +408,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
             compact = any(qualified_name(self.scope, d.decorator) == jax_api.FLAX_COMPACT for d in node.decorators)
             if compact or node.name.value in jax_api.FLAX_TRACED_METHODS:
                 spec = TraceSpec("flax.linen.Module", True, array_params_only=True, bound_positional=1)
+                self._root_site = (node.name, False)
                 self._add_root(key, spec)
         rejected = self._tracer_rejecting_params(node)
         if rejected:
@@ -652,7 +673,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
 
     def _call_event(self, node: cst.Call, callee: str) -> None:
         """The current code calls `callee` (for program order: what may be traced when)."""
-        self.records.program_order.called(self._code_scope, id(node), CallEvent(self._next_order(), tuple(self._loops), callee))
+        self.records.program_order.called(self._code_scope, id(node), CallEvent(self._next_order(), tuple(self._loops), callee, node))
 
     def _note_final(self, statement: cst.AnnAssign) -> None:
         annotation = statement.annotation.annotation
@@ -735,11 +756,20 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
             self._eval_target_parts(target.value)
 
     def _forget_structure(self, target: cst.BaseExpression) -> None:
-        """After an item store or a mutating method call on `target`, what is known of the fields and the
-        returned structure of its root name may be stale (`params["w"] = np.zeros(3)`)."""
+        """After an item store or a mutating method call on `target`, or after passing it to a callee that
+        may change it, what is known of the fields and the returned structure of its root name, and of
+        every name sharing that structure (`p = params`, `enc = params["enc"]`), may be stale
+        (`params["w"] = np.zeros(3)`)."""
         root = chain_root(target)
-        if isinstance(root, cst.Name) and root.value in self.scope.env:
-            self.scope.env[root.value] = self.scope.env[root.value].without_structure()
+        if not isinstance(root, cst.Name):
+            return
+        changed = self.scope.load(root.value)
+        if changed.fields is None and changed.returned is None:
+            return
+        env = self.scope.env
+        for name, value in list(env.items()):
+            if value is changed or value.shares_structure(changed):
+                env[name] = value.without_structure()
 
     def _iteration_value(self, iterable: cst.BaseExpression, value: Value) -> Value:
         """The value bound to a loop or comprehension target iterating over `iterable`."""
@@ -908,15 +938,13 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
 
     def _string(self, node: cst.CSTNode) -> Value:
         assert isinstance(node, cst.SimpleString)
-        text = node.value
-        if len(text) < 40:
-            lowered = text.lower()
-            if "jax_enable_x64" in lowered:
-                self.enables_x64 = True
-            elif text.strip("'\"").lower() in jax_api.WIDE_DTYPE_STRINGS:
-                self.wide_dtypes = True
-        elif "jax_enable_x64" in text.lower():
+        # The text between the quotes, prefix (`b`, `r`) and quotes dropped; not `evaluated_value`, whose
+        # `literal_eval` would warn about the linted code's invalid escapes (`"\d"`) on Python 3.12+.
+        text = node.raw_value.lower()
+        if "jax_enable_x64" in text:
             self.enables_x64 = True
+        elif len(text) < 40 and text in jax_api.WIDE_DTYPE_STRINGS:
+            self.wide_dtypes = True
         return UNKNOWN
 
     def _note_annotations(self, node: cst.FunctionDef) -> None:
@@ -1230,6 +1258,9 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
             if name in PROBE_CALLS and node.args:
                 self._note_probe(node.args[0].value)
         args = early_args if early_args is not None else [self._eval(arg.value) for arg in node.args]
+        if name is None or not name.startswith(_PURE_PREFIXES):
+            for arg in node.args:  # `to_numpy(params)` may replace what `params` holds
+                self._forget_structure(arg.value)
         function_key = self._function_key
         staged = Value(frozenset({StagedDep(function_key)}))
         transform = self.transforms.get(name) if name is not None else None
@@ -1289,6 +1320,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
             if jax_api.is_array_call(name):
                 flags = BOOL_MASK if name in jax_api.BOOL_RESULT_CALLS else 0
                 flags |= JAX_ARRAY if jax_api.returns_array(name) else 0
+                flags |= PYTHON_CONTAINER if name in jax_api.TUPLE_RESULT_CALLS else 0  # `w, v = eigh(m)`
                 shape = shapes.created_shape(name, node, self._certain_shape) if flags & JAX_ARRAY else None
                 return replace(combine((staged, *args), flags), shape=shape) if shape is not None \
                     else combine((staged, *args), flags)
@@ -1412,7 +1444,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         self._call_event(node, callee)
         if self._loops:
             self.repeated_calls.add(callee)
-        self.edges[id(node)] = CallEdge(caller, callee, arguments)
+        self._add_edge(node, CallEdge(caller, callee, arguments))
         return arguments
 
     def _record_transformed_call(self, node: cst.Call, transform_call: cst.Call, args: list[Value]) -> None:
@@ -1457,6 +1489,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         return True
 
     def _transform_call(self, node: cst.Call, transform: jax_api.Transform) -> None:
+        self._root_site = (node, False)
         target = argument(node, 0, ("fun", "f"))
         if target is not None:
             spec = self._spec(transform, node.args)
@@ -1467,7 +1500,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
                 self._record_unbatched(node, target, spec)
             inner = self._callable_key(target) if self._in_function else None
             if inner is not None:  # `jax.grad(loss)(p)` inside a jitted body: `loss` runs under that jit too
-                self.edges[id(target)] = CallEdge(self._function_key, inner, CallArguments())
+                self._add_edge(target, CallEdge(self._function_key, inner, CallArguments()))
             if self._records_transform_sites:
                 origin = self._callable_origin(target)
                 site = TransformSite(self._site_function, tuple(self._loops), origin, transform.caches)
@@ -1534,6 +1567,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         return created if created.kind != "value" else None
 
     def _lax_call(self, node: cst.Call, name: str, args: list[Value]) -> None:
+        self._root_site = (node, False)
         slots = jax_api.LAX_BODIES[name]
         for slot in slots:
             arity = slot.arity if slot.arity is not None else _operand_count(node, slots)
@@ -1554,7 +1588,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
                 if target is not None:
                     self._call_event(node, target)
                     if operands is not None:
-                        self.edges[id(each)] = CallEdge(self._function_key, target, operands)
+                        self._add_edge(each, CallEdge(self._function_key, target, operands))
 
 
 # ------------------------------------------------------------------------------------- helpers

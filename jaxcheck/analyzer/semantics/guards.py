@@ -119,7 +119,9 @@ class GuardReader:
             return set(), set()
         if self.records.values.get(id(node.test), UNKNOWN).deps:
             return set(), set()
-        return self._lax_operands(node.orelse.body), self._lax_operands(node.body)
+        # A test on the operands themselves (`if x.ndim == 0:`) dispatches on their shape, not on a mode.
+        tested = {Narrowed(name.value) for name in _names_in(node.test)}
+        return self._lax_operands(node.orelse.body) - tested, self._lax_operands(node.body) - tested
 
     def _lax_operands(self, suite: cst.BaseSuite) -> set[Narrowed]:
         """The names passed as arguments to lax control flow (`lax.cond`, `while_loop`, ...) in `suite`,
@@ -276,3 +278,15 @@ class KeyTest(NamedTuple):
 def _bare(node: cst.BaseExpression) -> cst.BaseExpression:
     """`node` without its own parentheses (`(n, m)` and `n, m` are the same key)."""
     return node.with_changes(lpar=[], rpar=[]) if node.lpar or node.rpar else node
+
+
+def _names_in(node: cst.CSTNode) -> list[cst.Name]:
+    """Every name read in `node`."""
+    names: list[cst.Name] = []
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            names.append(name)
+
+    node.visit(Names())
+    return names

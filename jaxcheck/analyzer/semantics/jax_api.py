@@ -250,13 +250,41 @@ NON_ARRAY_RESULT_CALLS = frozenset(
 )
 """Array-namespace calls that return lists, pytrees of their input, or callables rather than one array."""
 
+TUPLE_RESULT_CALLS = frozenset(
+    {f"jax.numpy.{name}" for name in (
+        "nonzero", "unravel_index", "divmod", "frexp", "modf", "tril_indices", "triu_indices", "diag_indices",
+        "tril_indices_from", "triu_indices_from", "diag_indices_from", "mask_indices", "histogram",
+        "histogram2d", "histogramdd", "unique_all", "unique_counts", "unique_inverse",
+    )}
+    | {f"jax.numpy.linalg.{name}" for name in ("eigh", "eig", "svd", "qr", "slogdet", "lstsq")}
+    | {f"jax.scipy.linalg.{name}" for name in ("eigh", "svd", "qr", "lu", "lu_factor", "schur", "polar")}
+    | {f"jax.lax.{name}" for name in ("top_k", "sort_key_val", "split")}
+)
+"""Array-namespace calls that dispatch JAX work and return a tuple (or named tuple) of arrays, by default or
+always (`jnp.linalg.eigh`, `jnp.nonzero`, `lax.top_k`): JAX work, but not one array (no `.block_until_ready()`,
+no `.at[...]`). Calls whose result is a tuple only with some arguments (`jnp.where(c)`, `jnp.unique(...,
+return_counts=True)`, `jnp.indices(..., sparse=True)`) stay single arrays."""
+
 AT_METHODS = frozenset({"set", "add", "subtract", "multiply", "divide", "power", "min", "max", "apply", "get"})
 """Methods of `x.at[...]`: each returns a new array (`get` reads, the others update)."""
 
 
 def returns_array(qualified_name: str) -> bool:
     """True for calls known to return a single JAX array (`jax.numpy.zeros`, `jax.random.normal`)."""
-    return is_array_call(qualified_name) and qualified_name not in NON_ARRAY_RESULT_CALLS
+    return (
+        is_array_call(qualified_name) and qualified_name not in NON_ARRAY_RESULT_CALLS
+        and qualified_name not in TUPLE_RESULT_CALLS
+    )
+
+
+def dispatches_work(qualified_name: str) -> bool:
+    """True for calls that queue JAX computation and return its arrays (one, or a tuple of them) before it
+    finishes; key management (`jax.random.key`, `split`, `fold_in`) is left out, as it is not work worth
+    timing."""
+    return (
+        (returns_array(qualified_name) or qualified_name in TUPLE_RESULT_CALLS)
+        and qualified_name not in KEY_SOURCES
+    )
 
 
 # PRNG keys (JAX401): which `jax.random` calls create keys, which leave their key argument unconsumed,
@@ -284,8 +312,12 @@ NON_CONSUMING_RANDOM = frozenset(
     for name in ("key", "PRNGKey", "fold_in", "wrap_key_data", "clone", "key_data", "key_impl", "default_prng_impl")
 )
 KEY_KEYWORDS = frozenset({"key", "rng", "rng_key", "prng_key", "prngkey"})
-"""Keywords through which library callables take a PRNG key (`eqx.nn.Linear(2, 2, key=k)`); a longer
-`*_key` (`sort_key=`, `strict_map_key=`) names something else."""
+"""Keywords through which JAX-ecosystem callables take a PRNG key (`eqx.nn.Linear(2, 2, key=k)`); a
+longer `*_key` (`sort_key=`, `strict_map_key=`) names something else."""
+KEY_TAKING_LIBRARIES = ("equinox.", "flax.", "haiku.", "numpyro.", "distrax.", "optax.", "blackjax.", "diffrax.",
+                        "jraph.", "jax.random.", "penzai.", "levanter.", "jmp.", "rlax.", "chex.")
+"""Libraries whose `key=`/`rng=` is a PRNG key; elsewhere `key=` is a sort key (`sorted`, `itertools.groupby`,
+`heapq.nlargest`, pandas) and `rng=` may be a NumPy generator."""
 KEY_NEUTRAL_PREFIXES = ("builtins.", "jax.", "numpy.", "logging.", "typing.")
 """Callables that read, print, store or move a key without drawing from it (`print`, `isinstance`,
 `jax.device_put`, JAX internals); `jax.random` and the lax bodies are decided separately."""

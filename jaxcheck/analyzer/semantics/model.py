@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -17,8 +18,8 @@ from jaxcheck.analyzer.semantics.objects import CONSTRUCTORS
 from jaxcheck.analyzer.semantics.prng import CarryShape, KeyReuse, find_key_reuses
 from jaxcheck.analyzer.semantics.scopes import BindingKind
 from jaxcheck.analyzer.semantics.shapes import OutOfBounds, out_of_bounds
-from jaxcheck.analyzer.semantics.solver import FunctionTrace, Solution
-from jaxcheck.analyzer.semantics.summary import FunctionSummary, ModuleSummary
+from jaxcheck.analyzer.semantics.solver import ChainLink, FunctionTrace, Solution
+from jaxcheck.analyzer.semantics.summary import CallEdge, FunctionSummary, ModuleSummary, TraceSpec
 from jaxcheck.analyzer.semantics.values import (
     BOOL_MASK,
     FILESYSTEM_PATH,
@@ -33,7 +34,7 @@ from jaxcheck.analyzer.semantics.values import (
     Value,
 )
 
-__all__ = ["FunctionTrace", "KeyReuse", "OutOfBounds", "SemanticModel"]
+__all__ = ["FunctionTrace", "KeyReuse", "OutOfBounds", "SemanticModel", "TraceNote"]
 
 
 class SemanticModel:
@@ -92,6 +93,27 @@ class SemanticModel:
             function = self.solution.functions.get(function_key)
             function_key = function.parent if function is not None else None
         return None
+
+    def trace_notes(self, function_key: str | None, node: cst.CSTNode | None = None) -> tuple[TraceNote, ...]:
+        """Why code in `function_key` runs under a trace, as notes: the trace root, then each call from
+        a traced function on the way to the traced function `function_key` is (or is nested in). With
+        `node`, an expression traced through one parameter, the chain follows that parameter. Built on
+        demand from the solve's witnesses (only for reported findings); located later, with the finding
+        (:meth:`site_of`), or by reading the other file when the note lies there."""
+        key = function_key
+        while key is not None and key not in self.records.host_functions and self.solution.trace_of(key) is None:
+            function = self.solution.functions.get(key)
+            key = function.parent if function is not None else None
+        if key is None or key in self.records.host_functions:
+            return ()
+        param = None
+        if key == function_key and isinstance(node, cst.BaseExpression):
+            param = self.traced_parameter(node, key)
+        return tuple(_chain_note(link) for link in self.solution.trace_chain(key, param))
+
+    def site_of(self, note: TraceNote) -> cst.CSTNode | None:
+        """The node of this module a note of :meth:`trace_notes` cites, if it lies here."""
+        return site_in(self.records, note) if note.path == self.summary.path else None
 
     def value_of(self, node: cst.BaseExpression) -> Value:
         """The abstract value recorded for an expression."""
@@ -152,11 +174,12 @@ class SemanticModel:
 
     def runs_jax_work(self, node: cst.Call) -> bool:
         """True when the call dispatches JAX computation that runs asynchronously and returns arrays
-        before it finishes: a `jax.numpy`/`lax`/`random`/`nn`/`scipy` function, a call of a function a
+        (one, or a tuple of them) before it finishes: a `jax.numpy`/`lax`/`random`/`nn`/`scipy` function
+        other than key management (`jax.random.split`, `fold_in`: not work worth timing), a call of a function a
         transform is applied to (`@jax.jit`), of a name bound to a transform's result (`step =
         jax.jit(f)`), or of a transform's result at once (`jax.jit(f)(x)`)."""
         name = self.call_name(node)
-        if name is not None and jax_api.returns_array(name):
+        if name is not None and jax_api.dispatches_work(name):
             return True
         if id(node) in self.records.transformed_calls or id(node.func) in self.records.called_transforms:
             return True
@@ -210,6 +233,12 @@ class SemanticModel:
                 return change
         return None
 
+    def change_after(self, outer: OuterName, change: ChangeSite, reader: str) -> cst.CSTNode | None:
+        """The call in the variable's own scope after which `change` makes `reader`'s program stale (it
+        may trace `reader` first), when program order decides it; None otherwise."""
+        event = self.records.program_order.traced_before(change, outer.scope, reader, self.solution.reaches)
+        return event.node if event is not None else None
+
     def outer_variable_reads(self) -> list[tuple[cst.Name, str]]:
         """Every read of a variable bound outside the reading function, with that function's key."""
         return self.records.outer_variable_reads
@@ -241,7 +270,15 @@ class SemanticModel:
 
     def is_numpy_array(self, node: cst.BaseExpression) -> bool:
         """True when `node` is a NumPy array made from concrete values (`np.eye(4)`, a module-level table)."""
-        return bool(self.value_of(node).flags & NUMPY_ARRAY)
+        return bool(self.value_of(node).flags & NUMPY_ARRAY) and self._facts_hold(node)
+
+    def _facts_hold(self, node: cst.BaseExpression) -> bool:
+        """False for an outer variable some function rebinds through `global`/`nonlocal`
+        (`global TABLE; TABLE = jnp.asarray(TABLE)`): what the model knew of its type may no longer hold."""
+        if not isinstance(node, cst.Name):
+            return True
+        outer = self.records.outer_names.get(id(node))
+        return outer is None or not self.records.history.written_from_function(outer.scope, node.value)
 
     def is_numpy_generator(self, node: cst.BaseExpression) -> bool:
         return bool(self.value_of(node).flags & NUMPY_GENERATOR)
@@ -294,6 +331,8 @@ class SemanticModel:
         one by some visible call, or what a project function returns where every `return` holds one
         (`init(k)["enc"]["w"]` of `return {"enc": {"w": jax.random.normal(k, s)}}`)."""
         value = self.value_of(node)
+        if not self._facts_hold(node):
+            return False
         if value.flags & JAX_ARRAY or self._is_array_attribute(node):
             return True
         if value.returned is not None and self._returns_array(value.returned):
@@ -472,14 +511,14 @@ class SemanticModel:
 
     def _receives_key(self, call: cst.Call, position: int | None, keyword: str | None) -> bool:
         """True when the call hands this argument to something that draws from it: a project function
-        passing that parameter to a consuming `jax.random` call, or a library callable's key-like keyword
-        (`eqx.nn.Linear(2, 2, key=k)`)."""
+        passing that parameter to a consuming `jax.random` call, or a JAX-ecosystem callable's key keyword
+        (`eqx.nn.Linear(2, 2, key=k)`; not `itertools.groupby(xs, key=f)`)."""
         name = self.call_name(call)
         if name is None:
             return False
         callee = self.solution.function_named(name)
         if callee is None:
-            return keyword in jax_api.KEY_KEYWORDS and not name.startswith(jax_api.KEY_NEUTRAL_PREFIXES)
+            return keyword in jax_api.KEY_KEYWORDS and name.startswith(jax_api.KEY_TAKING_LIBRARIES)
         return not self._draws_nothing(call, position, keyword)
 
     def _draws_nothing(self, call: cst.Call, position: int | None, keyword: str | None) -> bool:
@@ -512,6 +551,61 @@ class SemanticModel:
     def functional_update(node: cst.Call) -> cst.BaseExpression | None:
         """The array `x` when `node` is `x.at[...].<method>(...)`; None otherwise."""
         return at_receiver(node.func)
+
+
+@dataclass(frozen=True, slots=True)
+class TraceNote:
+    """A note of a trace chain, not located yet: `message` at the node of module `module` (file `path`)
+    where `root` (a root's target and spec) is applied, or where the call `edge` is made."""
+
+    message: str
+    path: str
+    module: str
+    root: tuple[str, TraceSpec] | None = None
+    edge: CallEdge | None = None
+
+
+def site_in(records: ModuleRecords, note: TraceNote) -> cst.CSTNode | None:
+    """The node of the module `records` describes that `note` cites, if found."""
+    if note.root is not None:
+        return records.root_sites.get(note.root)
+    return records.site_of_edge(note.edge) if note.edge is not None else None
+
+
+def _chain_note(link: ChainLink) -> TraceNote:
+    witness = link.witness
+    name = f"`{_short_name(link.function)}`"
+    if witness.root is not None:
+        root, transform = witness.root, witness.root.spec.transform
+        if witness.through is not None:
+            message = f"{name} is passed to `{_short_name(witness.through)}`, which applies `{transform}` to it"
+        elif root.decorator:
+            message = f"{name} is traced by `@{transform}`"
+        else:
+            message = f"{name} is traced by `{transform}(...)`"
+    else:
+        assert witness.edge is not None
+        caller = f"`{_short_name(witness.edge.caller)}`"
+        if witness.through is not None:
+            message = f"`{_short_name(witness.through)}` passes {name} to {caller}, which calls it"
+        else:
+            message = f"{caller} calls {name}"
+        if link.traced:
+            names = ", ".join(f"`{p}`" for p in sorted(link.traced))
+            message += f": {names} {'is' if len(link.traced) == 1 else 'are'} traced"
+    if witness.site is not None:
+        return TraceNote(message, witness.path, witness.module, edge=witness.site)
+    if witness.root is not None:
+        return TraceNote(message, witness.path, witness.module, root=(witness.root.target, witness.root.spec))
+    return TraceNote(message, witness.path, witness.module, edge=witness.edge)
+
+
+def _short_name(key: str) -> str:
+    """A function key as a note names it: `pkg.mod.Cls.method` -> `Cls.method` when the part before the
+    name starts with a capital letter (a class), else the bare name (`pkg.mod.f.<locals>.g` -> `g`)."""
+    head, _, name = key.rpartition(".")
+    owner = head.rpartition(".")[2]
+    return f"{owner}.{name}" if owner[:1].isupper() else name
 
 
 def _is_string(index: cst.BaseSlice) -> bool:

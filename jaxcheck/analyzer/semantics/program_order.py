@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import libcst as cst
+
 from jaxcheck.analyzer.semantics.bindings import ChangeSite
 
 Reaches = Callable[[str, str], bool]
@@ -26,11 +28,13 @@ Reaches = Callable[[str, str], bool]
 
 @dataclass(frozen=True, slots=True)
 class CallEvent:
-    """A call made by a scope's own code: when (traversal order), inside which loops, of what."""
+    """A call made by a scope's own code: when (traversal order), inside which loops, of what, and
+    the call node (for a note citing it)."""
 
     order: int
     loops: tuple[int, ...]
     callee: str
+    node: cst.CSTNode | None = field(default=None, compare=False)
 
 
 @dataclass(slots=True)
@@ -66,6 +70,17 @@ class ProgramOrder:
         if module_level:
             return True  # after import, anything may call it again
         return any(e.order > change.order or _share_loop(e.loops, change.loops) for e in events)
+
+
+    def traced_before(self, change: ChangeSite, owner: str, reader: str, reaches: Reaches) -> CallEvent | None:
+        """The first call of scope `owner` that may trace `reader` and runs before `change` (or in a loop
+        with it): the call after which the change makes `reader`'s program stale; None when the change
+        runs elsewhere (program order does not decide it)."""
+        if change.scope != owner:
+            return None
+        events = sorted((e for e in self._events.get(owner, {}).values() if reaches(e.callee, reader)),
+                        key=lambda e: e.order)
+        return next((e for e in events if e.order < change.order or _share_loop(e.loops, change.loops)), None)
 
 
 def _share_loop(first: tuple[int, ...], second: tuple[int, ...]) -> bool:

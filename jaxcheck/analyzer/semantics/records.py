@@ -9,7 +9,7 @@ import libcst as cst
 from jaxcheck.analyzer.semantics.bindings import BindingHistory, CallableOrigin
 from jaxcheck.analyzer.semantics.program_order import ProgramOrder
 from jaxcheck.analyzer.semantics.scopes import BindingKind
-from jaxcheck.analyzer.semantics.summary import TraceSpec
+from jaxcheck.analyzer.semantics.summary import CallEdge, TraceSpec
 from jaxcheck.analyzer.semantics.values import Value
 
 
@@ -39,6 +39,19 @@ class ModuleRecords:
     """What the builder learned about one module's nodes, keyed by `id(node)` (nodes stay alive)."""
 
     values: dict[int, Value] = field(default_factory=dict)
+    root_sites: dict[tuple[str, TraceSpec], cst.CSTNode] = field(default_factory=dict)
+    """Where each trace root's transform is applied (the decorator or the call), by (target, spec)."""
+    edge_sites: list[tuple[CallEdge, cst.CSTNode]] = field(default_factory=list)
+    """Each call edge with its call node, for notes that cite it (see :meth:`site_of_edge`)."""
+    _edge_index: dict[CallEdge, cst.CSTNode] | None = None
+
+    def site_of_edge(self, edge: CallEdge) -> cst.CSTNode | None:
+        """The node of a call edge equal to `edge` (the first such call), indexed on first use."""
+        if self._edge_index is None:
+            self._edge_index = {}
+            for known, node in self.edge_sites:
+                self._edge_index.setdefault(known, node)
+        return self._edge_index.get(edge)
     call_names: dict[int, str] = field(default_factory=dict)
     function_keys: dict[int, str] = field(default_factory=dict)
     outer_names: dict[int, OuterName] = field(default_factory=dict)

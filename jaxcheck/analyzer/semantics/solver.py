@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from jaxcheck.analyzer.semantics.jax_api import BATCHING_TRANSFORMS
-from jaxcheck.analyzer.semantics.summary import CallEdge, FunctionSummary, ModuleSummary, TraceSpec
+from jaxcheck.analyzer.semantics.summary import CallEdge, FunctionSummary, ModuleSummary, TraceRoot, TraceSpec
 from jaxcheck.analyzer.semantics.values import CallDep, Dep, Deps, OpaqueDep, ParamDep, StagedDep
 
 MAX_REEXPORT_HOPS = 8
@@ -32,6 +32,33 @@ class FunctionTrace:
     traced_params: frozenset[str]
     direct: bool = False
     cached: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Witness:
+    """How a function (or one of its parameters) first became traced, for notes that explain a finding:
+    a `root`, or an `edge` from an already traced caller, found in module `module` (file `path`).
+    `through` is the function in between, when there is one: for a root, the function that applies the
+    transform to its parameter (`fit(loss, w)` with `jax.grad(loss_fn)` in `fit`; `site` is that call);
+    for an edge, the function that passed the callable its caller calls through a parameter (`site` is
+    the passing call). Notes are located at `site`, else at the root's or the edge's own node."""
+
+    path: str
+    module: str
+    root: TraceRoot | None = None
+    edge: CallEdge | None = None
+    through: str | None = None
+    site: CallEdge | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChainLink:
+    """One step of a trace chain: `function` became traced by `witness`; for an edge, `traced` are the
+    parameters of `function` that the call gives tracers."""
+
+    function: str
+    witness: Witness
+    traced: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +119,12 @@ class Solution:
     function that is. A test, `main()` or a constructor called once is not."""
     x64_enabled: bool = False
     """Some module of the solve may turn on 64-bit mode (see :attr:`ModuleSummary.enables_x64`)."""
+    witnesses: dict[str, Witness] = field(default_factory=dict)
+    """Per traced function, how it first became traced (roots are applied before any call propagates,
+    and each round only extends functions traced in earlier rounds, so following witnesses back gives a
+    shortest chain to a root)."""
+    param_witnesses: dict[tuple[str, str], Witness] = field(default_factory=dict)
+    """Per (function, parameter), how that parameter first came to receive tracers."""
     _cache: dict[Dep, bool] = field(default_factory=dict)
     _holds: dict[Dep, bool] = field(default_factory=dict)
     _returns: dict[tuple[str, Context, bool, int | None], bool] = field(default_factory=dict)
@@ -119,6 +152,40 @@ class Solution:
             return None
         traced = frozenset(self.traced_params.get(key, ()))
         return FunctionTrace(frozenset(transforms), key in self.staged, traced, key in self.roots, key in self.cached)
+
+    def trace_chain(self, key: str, param: str | None = None) -> list[ChainLink]:
+        """Why function `key` is traced: the chain from a root to `key`, root first, following each
+        function's witness (for `param`, the witness that made that parameter a tracer, then the caller's
+        parameter the tracer came from). Empty when `key` is not traced; cycle-safe."""
+        links: list[ChainLink] = []
+        seen: set[str] = set()
+        current: str | None = key
+        while current is not None and current not in seen:
+            seen.add(current)
+            witness = self.param_witnesses.get((current, param)) if param is not None else None
+            witness = witness or self.witnesses.get(current)
+            if witness is None:
+                break
+            edge = witness.edge
+            if witness.root is not None or edge is None:
+                links.append(ChainLink(current, witness))
+                break
+            context = self.contexts.get(current, {}).get(edge)
+            links.append(ChainLink(current, witness, context.traced if context is not None else frozenset()))
+            param = self._caller_param(edge, current, param)
+            current = edge.caller
+        links.reverse()
+        return links
+
+    def _caller_param(self, edge: CallEdge, callee: str, param: str | None) -> str | None:
+        """The traced parameter of `edge.caller` that the call passes to `callee`'s `param`, if any."""
+        function = self.functions.get(callee)
+        if param is None or function is None:
+            return None
+        deps = edge.arguments.bind(function).get(param, frozenset())
+        traced = self.traced_params.get(edge.caller, set())
+        names = [d.name for d in deps if isinstance(d, ParamDep) and d.function == edge.caller and d.name in traced]
+        return min(names) if names else None
 
     def function_named(self, target: str) -> FunctionSummary | None:
         """The project function a qualified name (or re-export of one) refers to, if any."""
@@ -277,19 +344,20 @@ def _returned(callee: FunctionSummary, dep: CallDep) -> Deps:
 
 
 def _parameter_call_edges(edges_by_caller: dict[str, list[tuple[CallEdge, str]]],
-                          functions: dict[str, FunctionSummary]) -> list[tuple[CallEdge, str]]:
+                          functions: dict[str, FunctionSummary]) -> list[tuple[CallEdge, CallEdge]]:
     """The calls a function makes through its parameters, as edges to what its callers pass there:
     `step(model, x)` with `def step(model, x): return model(x)` calls `MLP.__call__` from `step`. Each
     comes with the function whose call passed the callable: the edge holds only where that call runs
-    under the trace (or where the function called is itself a root, traced with what its caller passes)."""
-    edges: list[tuple[CallEdge, str]] = []
+    under the trace (or where the function called is itself a root, traced with what its caller passes).
+    Each new edge is located at the passing call and comes with it."""
+    edges: list[tuple[CallEdge, CallEdge]] = []
     for caller_edges in edges_by_caller.values():
         for edge, callee in caller_edges:
             for parameter, arguments in functions[callee].called_params:
                 passed = edge.arguments.callable_for(parameter, functions[callee])
                 if passed is not None:
                     target, bound = passed
-                    edges.append((CallEdge(callee, target, replace(arguments, bound_positional=bound)), edge.caller))
+                    edges.append((CallEdge(callee, target, replace(arguments, bound_positional=bound)), edge))
     return edges
 
 
@@ -306,10 +374,14 @@ def solve(summaries: Iterable[ModuleSummary]) -> Solution:
     solution = Solution(functions, resolve=resolve, x64_enabled=any(summary.enables_x64 for summary in summaries))
     edges_by_caller: dict[str, list[tuple[CallEdge, str]]] = {}
     passed: dict[str, set[str]] = {}
+    witnesses: dict[int, Witness | ModuleSummary] = {}
+    """Per edge (by id), the witness a callee traced through it gets, or for a plain call the module it
+    is made in (the witness is made only when it is first needed)."""
 
-    def add_edge(edge: CallEdge) -> None:
+    def add_edge(edge: CallEdge, witness: Witness | ModuleSummary) -> None:
         callee = resolve(edge.callee)
         if callee is not None:
+            witnesses[id(edge)] = witness
             edges_by_caller.setdefault(edge.caller, []).append((edge, callee))
             solution.callees.setdefault(edge.caller, set()).add(callee)
             passed.setdefault(callee, set()).update(edge.arguments.passed(functions[callee]))
@@ -319,26 +391,30 @@ def solve(summaries: Iterable[ModuleSummary]) -> Solution:
 
     for summary in summaries:
         for edge in summary.edges:
-            add_edge(edge)
+            add_edge(edge, summary)
     passed_by: dict[int, str] = {}
-    for edge, passing_caller in _parameter_call_edges(edges_by_caller, functions):
-        add_edge(edge)
-        passed_by[id(edge)] = passing_caller
-    roots = [(root.target, root.spec) for summary in summaries for root in summary.roots]
+    for edge, passing in _parameter_call_edges(edges_by_caller, functions):
+        made = witnesses[id(passing)]
+        add_edge(edge, Witness(made.path, made.module, edge=edge, through=passing.caller, site=passing))
+        passed_by[id(edge)] = passing.caller
+    roots = [Witness(summary.path, summary.module, root=root) for summary in summaries for root in summary.roots]
     for caller_edges in edges_by_caller.values():
         for edge, callee in caller_edges:  # `fit(loss, w)` where `fit` applies `jax.grad` to its parameter
             for parameter, spec in functions[callee].transformed_params:
                 passed_function = edge.arguments.callable_for(parameter, functions[callee])
                 if passed_function is not None:
                     target, bound = passed_function
-                    roots.append((target, spec.binding(bound) if bound else spec))
+                    root = TraceRoot(target, spec.binding(bound) if bound else spec)
+                    made = witnesses[id(edge)]
+                    roots.append(Witness(made.path, made.module, root=root, through=callee, site=edge))
     root_keys: set[str] = set()
-    for target, spec in roots:
-        key = resolve(target)
+    for witness in roots:
+        assert witness.root is not None
+        key = resolve(witness.root.target)
         if key is not None:
             root_keys.add(key)
             never_passed = functions[key].defaults - passed.get(key, set())
-            _apply(solution, key, spec, never_passed)
+            _apply(solution, key, witness.root.spec, never_passed, witness)
     changed = True
     for _ in range(MAX_ROUNDS):
         if not changed:
@@ -350,7 +426,7 @@ def solve(summaries: Iterable[ModuleSummary]) -> Solution:
                 passed_in = passed_by.get(id(edge))
                 if passed_in is not None and passed_in not in solution.transforms and caller not in root_keys:
                     continue  # the callable reached `caller` through a call that runs outside every trace
-                changed |= _propagate(solution, edge, callee)
+                changed |= _propagate(solution, edge, callee, witnesses[id(edge)])
     solution.forget_evaluations()
     seeds = (resolve(target) for summary in summaries for target in summary.repeated_calls)
     solution.repeated = _repeated({key for key in seeds if key is not None}, functions, solution.callees)
@@ -370,9 +446,10 @@ def _repeated(start: set[str], functions: dict[str, FunctionSummary], callees: d
     return reached
 
 
-def _apply(solution: Solution, key: str, spec: TraceSpec, never_passed: frozenset[str] | set[str]) -> None:
-    """Trace function `key` by `spec`; parameters whose Python default no known call overrides
-    (`never_passed`) keep that concrete default."""
+def _apply(solution: Solution, key: str, spec: TraceSpec, never_passed: frozenset[str] | set[str],
+           witness: Witness) -> None:
+    """Trace function `key` by `spec` (the root `witness` states); parameters whose Python default no
+    known call overrides (`never_passed`) keep that concrete default."""
     function = solution.functions[key]
     solution.transforms.setdefault(key, set()).add(spec.transform)
     solution.roots.add(key)
@@ -392,10 +469,27 @@ def _apply(solution: Solution, key: str, spec: TraceSpec, never_passed: frozense
     solution.contexts.setdefault(key, {})[spec] = Context(traced, tracers, tracers | spec.present_params(function))
     if traced:
         solution.traced_params.setdefault(key, set()).update(traced)
+    _witness(solution, key, traced, witness)
 
 
-def _propagate(solution: Solution, edge: CallEdge, callee_key: str) -> bool:
-    """Carry the caller's tracing into the callee along one edge; True when anything changed."""
+def _witness(solution: Solution, key: str, traced: frozenset[str], witness: Witness | ModuleSummary,
+             edge: CallEdge | None = None) -> None:
+    """Remember `witness` for function `key` and each of its `traced` parameters that has none yet; a
+    module stands for the plain call `edge` made in it."""
+    missing = [name for name in traced if (key, name) not in solution.param_witnesses]
+    if key in solution.witnesses and not missing:
+        return
+    if isinstance(witness, ModuleSummary):
+        assert edge is not None
+        witness = Witness(witness.path, witness.module, edge=edge)
+    solution.witnesses.setdefault(key, witness)
+    for name in missing:
+        solution.param_witnesses[(key, name)] = witness
+
+
+def _propagate(solution: Solution, edge: CallEdge, callee_key: str, witness: Witness | ModuleSummary) -> bool:
+    """Carry the caller's tracing into the callee along one edge (made where `witness` says); True when
+    anything changed."""
     callee = solution.functions[callee_key]
     bound = edge.arguments.bind(callee)
     traced = frozenset(name for name, deps in bound.items() if solution.is_traced(deps))
@@ -423,6 +517,7 @@ def _propagate(solution: Solution, edge: CallEdge, callee_key: str) -> bool:
         solution.traced_params.setdefault(callee_key, set()).update(traced)
     if held:
         solution.holders.setdefault(callee_key, set()).update(held)
+    _witness(solution, callee_key, traced, witness, edge)
     after = (len(solution.transforms[callee_key]), callee_key in solution.staged,
              callee_key in solution.omnistaged, len(solution.traced_params.get(callee_key, ())),
              len(solution.holders.get(callee_key, ())), callee_key in solution.cached, context)

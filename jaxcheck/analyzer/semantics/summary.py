@@ -190,10 +190,12 @@ class TraceSpec:
 
 @dataclass(frozen=True, slots=True)
 class TraceRoot:
-    """`target` (a function key, or a qualified name imported from another module) is traced by `spec`."""
+    """`target` (a function key, or a qualified name imported from another module) is traced by `spec`,
+    applied by a decorator (`decorator`, for notes that explain a finding) or a call."""
 
     target: str
     spec: TraceSpec
+    decorator: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,10 +27,19 @@ class TraceRootReader:
     functions: dict[str, FunctionSummary]
     roots: dict[tuple[str, TraceSpec], TraceRoot]
     static_methods: set[str]
+    root_sites: dict[tuple[str, TraceSpec], tuple[cst.CSTNode, bool]]
+    """Where each root's transform is applied (the decorator, or the call), and whether by a decorator."""
+    _root_site: tuple[cst.CSTNode, bool] | None
+
     def _add_root(self, target: str, spec: TraceSpec) -> None:
-        self.roots.setdefault((target, spec), TraceRoot(target, spec))
+        key = (target, spec)
+        if key not in self.roots:
+            self.roots[key] = TraceRoot(target, spec)
+            if self._root_site is not None:
+                self.root_sites[key] = self._root_site
 
     def _decorator_root(self, decorator: cst.BaseExpression, key: str) -> None:
+        self._root_site = (decorator, True)
         spec = self._transform_spec(decorator)
         if spec is not None:
             self._add_root(key, spec)

@@ -264,8 +264,17 @@ class Value:
         return UNKNOWN
 
     def field(self, key: str) -> Value | None:
-        """The value stored under string key `key` of this dict literal, if known."""
-        return None if self.fields is None else next((value for name, value in self.fields if name == key), None)
+        """The value stored under string key `key` of this dict literal, if known (the last one written)."""
+        if self.fields is None:
+            return None
+        return next((value for name, value in reversed(self.fields) if name == key), None)
+
+    def shares_structure(self, other: Value) -> bool:
+        """Whether a store through one of these values can change what the other holds: parts of the same
+        project function's return value, or one is a field (at any depth) of the other."""
+        if self.returned is not None and other.returned is not None and self.returned.function == other.returned.function:
+            return True
+        return _contains(self, other) or _contains(other, self)
 
     def without_structure(self) -> Value:
         """This value after an item store may have replaced parts of it (`params["w"] = np.zeros(3)`)."""
@@ -286,6 +295,12 @@ class Value:
 
 
 UNKNOWN = Value()
+
+
+def _contains(outer: Value, inner: Value) -> bool:
+    if outer is inner:
+        return True
+    return outer.fields is not None and any(_contains(value, inner) for _, value in outer.fields)
 
 
 def combine(values: list[Value] | tuple[Value, ...], flags: int = 0) -> Value:

@@ -9,6 +9,13 @@ from jaxcheck.analyzer.rule import Invalid, NodeFix, Rule, RuleContext, Valid
 from jaxcheck.analyzer.semantics.jax_api import EAGER_MODULES, PARTIAL
 from jaxcheck.analyzer.semantics.removed_api import RemovedApi, removed_api, removed_keyword, renamed
 
+_DISTRIBUTION_VERSION = frozenset({"importlib.metadata.version", "importlib_metadata.version"})
+
+
+def _is_jax(name: str | None) -> bool:
+    return name is not None and name.split(".", 1)[0] in ("jax", "jaxlib")
+
+
 _COMPAT_ERRORS = frozenset(
     f"builtins.{name}" for name in ("ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException")
 )
@@ -33,7 +40,10 @@ class RemovedJaxApi(Rule):
     (`tree_map(...)`, `hcb.id_tap(...)`) are not reported again, and at each dotted use that reaches
     it through a live module (`jax.tree_map(...)`). Code guarded for older JAX releases is left alone:
     inside `try` statements that catch `ImportError`/`AttributeError`, and under `if` tests that
-    call `hasattr` or read a `__version__`. Imports from JAX's private modules (`from jax._src.pjit
+    call `hasattr`/`getattr` on a JAX module or read JAX's release (`jax.__version__`,
+    `jaxlib.version`, `jax.lib.xla_extension_version`, `importlib.metadata.version("jax")`, or a
+    variable of this module computed from one, such as `Version(jax.__version__)`); a test of another
+    version (`sys.version_info`) is no JAX guard. Imports from JAX's private modules (`from jax._src.pjit
     import PartitionSpec`) are JAX's own business and are read as written, not as the public names
     they stand for.
 
@@ -90,6 +100,9 @@ class RemovedJaxApi(Rule):
         Valid("import jax\ncount = jax.host_count()\n"),
         Valid("try:\n    from jax.experimental import host_callback as hcb\nexcept ImportError:\n    hcb = None\n"),
         Valid("import jax\nif hasattr(jax, 'tree_map'):\n    tree_map = jax.tree_map\n"),
+        Valid("import jax\nif jax.__version__ < '0.4.26':\n    from jax import tree_map\n"),
+        Valid("import jax\nfrom packaging.version import Version\nJAX_VERSION = Version(jax.__version__)\n"
+              "if JAX_VERSION < Version('0.4.26'):\n    tree_map = jax.tree_map\n"),
         Valid("import jax\ns = 'jax.tree_map'\n"),
         Valid("import jax.example_libraries.optimizers as optimizers\n"),
         Valid("from jax._src.pjit import PartitionSpec as P\n"),
@@ -97,6 +110,10 @@ class RemovedJaxApi(Rule):
     INVALID = (
         Invalid("import jax\ny = jax.tree_map(f, x)\n", 2, 5, "removed in JAX 0.6.0",
                 fix="import jax\ny = jax.tree.map(f, x)\n"),
+        # Python's version says nothing about JAX's
+        Invalid("import sys\nif sys.version_info >= (3, 9):\n    from jax import tree_map\n", 3, 21),
+        Invalid("import numpy as np\nimport jax\nif hasattr(np, 'tree_map') or np.__version__ > '2':\n"
+                "    y = jax.tree_map(f, x)\n", 4, 9),
         Invalid("import jax as J\nleaves = J.tree_leaves(t)\n", 2, 10, "`jax.tree.leaves`",
                 fix="import jax as J\nleaves = J.tree.leaves(t)\n"),
         Invalid("from jax import tree_map\ny = tree_map(f, x)\nz = tree_map(g, y)\n", 1, 17, "jax.tree_map",
@@ -146,6 +163,7 @@ class RemovedJaxApi(Rule):
         self._covered: set[int] = set()
         self._guards: list[bool] = []
         self._guarded = 0
+        self._version_names: frozenset[str] = frozenset()
 
     # -------------------------------------------------------------------- compatibility guards
     def visit_Try(self, node: cst.Try) -> None:
@@ -177,16 +195,67 @@ class RemovedJaxApi(Rule):
                 return True
         return False
 
+    def visit_Module(self, node: cst.Module) -> None:
+        self._version_names = self._jax_version_variables(node)
+
     def _tests_version(self, test: cst.BaseExpression) -> bool:
         """`hasattr(jax, "tree_map")`, `jax.__version__ < ...`: a test that picks code by JAX release."""
         stack: list[cst.CSTNode] = [test]
         while stack:
             node = stack.pop()
             if isinstance(node, cst.Call) and self.model.call_name(node) in ("builtins.hasattr", "builtins.getattr"):
+                first = node.args[0].value if node.args else None
+                if first is not None and _is_jax(self.model.qualified_name(first)):
+                    return True
+            if self._reads_jax_version(node):
                 return True
-            if isinstance(node, cst.Attribute) and node.attr.value in ("__version__", "__version_info__"):
-                return True
-            if isinstance(node, cst.Name) and "version" in node.value.lower():
+            stack.extend(node.children)
+        return False
+
+    def _reads_jax_version(self, node: cst.CSTNode) -> bool:
+        """`jax.__version__`, `jaxlib.version`, `jax.lib.xla_extension_version`, `version("jax")`, or a
+        name of this module assigned from one of them (`JAX_VERSION = Version(jax.__version__)`)."""
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            name = self.model.qualified_name(node)
+            if name is not None:
+                return _is_jax(name) and "version" in name.lower()
+            return isinstance(node, cst.Name) and node.value in self._version_names
+        if isinstance(node, cst.Call) and self.model.call_name(node) in _DISTRIBUTION_VERSION and node.args:
+            first = node.args[0].value
+            return isinstance(first, cst.SimpleString) and first.evaluated_value in ("jax", "jaxlib")
+        return False
+
+    def _jax_version_variables(self, module: cst.Module) -> frozenset[str]:
+        """Names assigned anywhere in the module from an expression that reads JAX's release (to a fixed point:
+        `V = jax.__version__; MAJOR = int(V.split('.')[0])` gives both)."""
+        assignments: list[tuple[list[str], cst.BaseExpression]] = []
+        stack: list[cst.CSTNode] = [module]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, cst.Assign):
+                names = [t.target.value for t in current.targets if isinstance(t.target, cst.Name)]
+                assignments.append((names, current.value))
+            elif isinstance(current, cst.AnnAssign) and isinstance(current.target, cst.Name) and current.value:
+                assignments.append(([current.target.value], current.value))
+            stack.extend(current.children)
+        self._version_names = frozenset()
+        found: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for names, value in assignments:
+                if set(names) <= found or not self._expression_reads_version(value):
+                    continue
+                found.update(names)
+                self._version_names = frozenset(found)
+                changed = True
+        return frozenset(found)
+
+    def _expression_reads_version(self, expression: cst.CSTNode) -> bool:
+        stack: list[cst.CSTNode] = [expression]
+        while stack:
+            node = stack.pop()
+            if self._reads_jax_version(node):
                 return True
             stack.extend(node.children)
         return False

@@ -64,6 +64,8 @@ class InPlaceArrayUpdate(Rule):
     VALID = (
         # A gradient of a pytree is a pytree; an attribute some method stores a NumPy array in may be one.
         Valid("import jax\ndef f(p):\n    return p[0] * p[1]\ng = jax.grad(f)([1.0, 2.0])\ng[0] = 0.0\n"),
+        # `eigh` returns a tuple of arrays, not an array: `.at[]` advice would be wrong (Python's TypeError says it)
+        Valid("import jax.numpy as jnp\nres = jnp.linalg.eigh(m)\nres[0] = jnp.abs(res[0])\n"),
         Valid("import jax.numpy as jnp\nimport numpy as np\nclass Buffer:\n    def __init__(self, n):\n"
               "        self.data = jnp.zeros(n)\n    def to_host(self):\n        self.data = np.asarray(self.data)\n"
               "    def push(self, i, v):\n        self.data[i] = v\n"),
@@ -100,6 +102,12 @@ class InPlaceArrayUpdate(Rule):
               "params = init(jax.random.key(0))\nparams['w'][0] = 1.0\n"),
         Valid("import jax\ndef init(key):\n    return {'w': jax.random.normal(key, (3,))}\n"
               "def reset(params, name):\n    params[name][0] = 0.0\n"),
+        Valid("import jax\nimport numpy as np\ndef init(key):\n    return {'b': jax.random.normal(key, (2,))}\n"
+              "def a(k):\n    params = init(k)\n    p = params\n    p['b'] = np.zeros(2)\n    params['b'][0] = 1.0\n"),
+        Valid("import jax\nimport numpy as np\ndef init(key):\n    return {'b': jax.random.normal(key, (2,))}\n"
+              "def to_numpy(p):\n    p['b'] = np.asarray(p['b'])\n"
+              "def a(k):\n    params = init(k)\n    to_numpy(params)\n    params['b'][0] = 1.0\n"),
+        Valid("import jax.numpy as jnp\nimport numpy as np\nd = {'a': jnp.zeros(3), 'a': np.zeros(3)}\nd['a'][0] = 1\n"),
         Valid("import jax.numpy as jnp\nstate = {'w': jnp.zeros(3), 'steps': [0]}\nstate['steps'][0] = 1\n"),
     )
     INVALID = (

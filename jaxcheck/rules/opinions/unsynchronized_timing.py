@@ -61,21 +61,24 @@ class UnsynchronizedTiming(Rule):
     ## Use instead
     ```python
     t0 = time.perf_counter()
-    y = step(x).block_until_ready()
+    y = jax.block_until_ready(step(x))
     elapsed = time.perf_counter() - t0
     ```
 
     ## Fix safety
-    The fix appends `.block_until_ready()` to the call. It is unsafe: it fails when the result is not a
-    single array (a tuple or other pytree has no such method: use `jax.block_until_ready(result)`), and
-    inside a loop it waits on every iteration, which measures something slightly different from
-    waiting once at the end.
+    The fix wraps the call in `jax.block_until_ready(...)`, which waits for any pytree of arrays (a tuple
+    such as `loss, grads = step(p)` or `jnp.linalg.eigh(m)` too, where `.block_until_ready()` would raise
+    `AttributeError`). It is written with the module's own name for `jax` (`import jax as J` gives
+    `J.block_until_ready(...)`, `from jax import block_until_ready` the bare name); when the module imports
+    neither at its top level, no fix is offered. It is unsafe: inside a loop it waits on every iteration,
+    which measures something slightly different from waiting once at the end.
     """
 
     code = "JAX902"
     name = "unsynchronized-timing"
     summary = "timing JAX work without `block_until_ready()`: asynchronous dispatch makes it measure nothing"
     default_enabled = False
+    _waiter: str | None = None
 
     VALID = (
         Valid("import time\nimport jax\n@jax.jit\ndef f(x):\n    return x * 2\n"
@@ -94,16 +97,28 @@ class UnsynchronizedTiming(Rule):
         Valid("import time\nimport jax.numpy as jnp\ny = jnp.ones(3)\nt0 = time.time()\nt1 = time.time()\n"),
         Valid("import timeit\nimport jax.numpy as jnp\n"
               "timeit.timeit(lambda: jnp.dot(a, b).block_until_ready(), number=10)\n"),
+        # key management is not work worth timing
+        Valid("import time\nimport jax\nt0 = time.time()\nbatch = next(it)\nkey, sub = jax.random.split(key)\n"
+              "t1 = time.time()\n"),
     )
     INVALID = (
         Invalid("import time\nimport jax\n@jax.jit\ndef f(x):\n    return x * 2\n"
                 "t0 = time.time()\ny = f(1.0)\nt1 = time.time()\n", 7, 5, "line 8",
                 fix="import time\nimport jax\n@jax.jit\ndef f(x):\n    return x * 2\n"
-                    "t0 = time.time()\ny = f(1.0).block_until_ready()\nt1 = time.time()\n"),
+                    "t0 = time.time()\ny = jax.block_until_ready(f(1.0))\nt1 = time.time()\n"),
+        # `jax` itself is not imported: no fix
         Invalid("import time\nimport jax.numpy as jnp\ndef bench(a, b):\n    start = time.perf_counter()\n"
-                "    c = jnp.dot(a, b)\n    return time.perf_counter() - start\n", 5, 9,
-                fix="import time\nimport jax.numpy as jnp\ndef bench(a, b):\n    start = time.perf_counter()\n"
-                    "    c = jnp.dot(a, b).block_until_ready()\n    return time.perf_counter() - start\n"),
+                "    c = jnp.dot(a, b)\n    return time.perf_counter() - start\n", 5, 9),
+        Invalid("import time\nimport jax as J\nimport jax.numpy as jnp\ndef bench(a, b):\n"
+                "    start = time.perf_counter()\n    c = jnp.dot(a, b)\n    return time.perf_counter() - start\n", 6, 9,
+                fix="import time\nimport jax as J\nimport jax.numpy as jnp\ndef bench(a, b):\n"
+                    "    start = time.perf_counter()\n    c = J.block_until_ready(jnp.dot(a, b))\n"
+                    "    return time.perf_counter() - start\n"),
+        # a tuple result: `.block_until_ready()` would raise AttributeError
+        Invalid("import time\nimport jax\nimport jax.numpy as jnp\nt0 = time.time()\nw, v = jnp.linalg.eigh(m)\n"
+                "t1 = time.time()\n", 5, 8,
+                fix="import time\nimport jax\nimport jax.numpy as jnp\nt0 = time.time()\n"
+                    "w, v = jax.block_until_ready(jnp.linalg.eigh(m))\nt1 = time.time()\n"),
         Invalid("import time\nimport jax\nstep = jax.jit(g)\nt0 = time.time()\nfor _ in range(10):\n"
                 "    state = step(state)\nt1 = time.time()\n", 6, 13),
         Invalid("import time\nimport jax\nt0 = time.time()\njax.jit(g)(x)\nprint(time.time() - t0)\n", 4, 1),
@@ -113,17 +128,21 @@ class UnsynchronizedTiming(Rule):
         Invalid("import time\nimport jax.numpy as jnp\nt0 = time.time()\ny = jnp.sum(x)\nz = jnp.exp(y)\n"
                 "t1 = time.time()\n", 5, 5),
         Invalid("import time\nimport jax\n@jax.jit\ndef step(p):\n    return p, p\nt0 = time.monotonic()\n"
-                "loss, grads = step(p)\nlog.info('step done')\nt1 = time.monotonic()\n", 7, 15),
+                "loss, grads = step(p)\nlog.info('step done')\nt1 = time.monotonic()\n", 7, 15,
+                fix="import time\nimport jax\n@jax.jit\ndef step(p):\n    return p, p\nt0 = time.monotonic()\n"
+                    "loss, grads = jax.block_until_ready(step(p))\nlog.info('step done')\nt1 = time.monotonic()\n"),
         Invalid("import time\nimport jax\nf = jax.vmap(g)\nt0 = time.time()\nfor i in range(3):\n    f(xs)\n"
                 "dt = time.time() - t0\n", 6, 5,
                 fix="import time\nimport jax\nf = jax.vmap(g)\nt0 = time.time()\nfor i in range(3):\n"
-                    "    f(xs).block_until_ready()\ndt = time.time() - t0\n"),
-        Invalid("import timeit\nimport jax.numpy as jnp\ntimeit.timeit(lambda: jnp.dot(a, b), number=10)\n", 3, 23,
-                fix="import timeit\nimport jax.numpy as jnp\n"
-                    "timeit.timeit(lambda: jnp.dot(a, b).block_until_ready(), number=10)\n"),
+                    "    jax.block_until_ready(f(xs))\ndt = time.time() - t0\n"),
+        Invalid("import timeit\nfrom jax import block_until_ready\nimport jax.numpy as jnp\n"
+                "timeit.timeit(lambda: jnp.dot(a, b), number=10)\n", 4, 23,
+                fix="import timeit\nfrom jax import block_until_ready\nimport jax.numpy as jnp\n"
+                    "timeit.timeit(lambda: block_until_ready(jnp.dot(a, b)), number=10)\n"),
     )
 
     def visit_Module(self, node: cst.Module) -> None:
+        self._waiter = self._block_until_ready_name(node)
         self._block(node.body)
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
@@ -196,11 +215,37 @@ class UnsynchronizedTiming(Rule):
     def _report(self, call: cst.Call, why: str) -> None:
         callee = codegen.source(call.func)
         callee = callee if len(callee) <= 40 else callee[:37] + "..."
-        fix = NodeFix("Append `.block_until_ready()`", ((call, f"{codegen.source(call)}.block_until_ready()"),),
-                      "unsafe")
+        waiter = self._waiter
+        fix = None if waiter is None else NodeFix(
+            f"Wrap in `{waiter}(...)`", ((call, f"{waiter}({codegen.source(call)})"),), "unsafe"
+        )
         self.report(call, f"`{callee}(...)` returns before its JAX computation finishes and {why}: the timing "
                           "measures dispatch, not the computation; wait with `.block_until_ready()` or "
                           "`jax.block_until_ready(...)` first", fix)
+
+    def _block_until_ready_name(self, module: cst.Module) -> str | None:
+        """How this module spells `jax.block_until_ready` through its own top-level imports (`jax.`, `J.`
+        after `import jax as J`, the bare name after `from jax import block_until_ready`); None when
+        neither `jax` nor the function is imported there."""
+        module_name: str | None = None
+        for statement in module.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if not isinstance(small, (cst.Import, cst.ImportFrom)) or isinstance(small.names, cst.ImportStar):
+                    continue
+                for alias in small.names:
+                    target = self.model.import_target(alias)
+                    local = alias.evaluated_alias
+                    if isinstance(small, cst.ImportFrom):
+                        if target == "jax.block_until_ready":
+                            return local or "block_until_ready"
+                    elif local is not None:
+                        if target == "jax" and module_name is None:
+                            module_name = local
+                    elif target is not None and (target == "jax" or target.startswith("jax.")):
+                        module_name = "jax"  # `import jax.numpy` binds `jax` too
+        return None if module_name is None else f"{module_name}.block_until_ready"
 
 
 def _small_statements(statements: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:

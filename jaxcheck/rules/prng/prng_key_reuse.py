@@ -135,6 +135,9 @@ class PrngKeyReuse(Rule):
         Valid("import jax\ndef init(key, n):\n    return jax.random.normal(key, (n,))\ndef two(k):\n"
               "    k1, k2 = jax.random.split(k)\n    return init(k1, 3), init(k2, 3)\n"),
         Valid("def shape_of(a, n):\n    return (n,) + a.shape\ndef two(k):\n    return shape_of(k, 1), shape_of(k, 2)\n"),
+        Valid("import itertools\nimport jax\ndef by_len(w):\n    return len(w)\ndef group(words, more, key):\n"
+              "    x = jax.random.normal(key, (3,))\n    a = itertools.groupby(words, key=by_len)\n"
+              "    b = itertools.groupby(more, key=by_len)\n    return x, a, b\n"),
         Valid("import jax\nclass Sampler:\n    def __init__(self, n):\n        self.n = n\n    def check(self, key):\n"
               "        assert key.shape == (2,) and self.n > 0\n    def draw(self, key):\n        self.check(key)\n"
               "        return jax.random.normal(key, (self.n,))\n"),
@@ -248,4 +251,14 @@ class PrngKeyReuse(Rule):
                 message = (f"PRNG key {key} is re-created from the same seed (line {first_line}) in every "
                            "iteration of this loop, so every iteration draws the same random bits; create it "
                            "once before the loop and split it inside")
-            self.report(reuse.node, message)
+            first = _FIRST_NOTES.get(reuse.kind)
+            self.report(reuse.node, message, related=((first.format(key=key), reuse.first),) if first else ())
+
+
+_FIRST_NOTES = {
+    "again": "{key} is first consumed here",
+    "per_item": "{key} is created from the same seed here",
+    "reseeded": "{key} is re-created from the same seed here",
+    "carried": "{key} is returned unchanged in the carry here",
+}
+"""The note at `KeyReuse.first`, per kind (none where `first` is the finding's own call)."""

@@ -61,6 +61,7 @@ class ImpureCallInTracedFunction(Rule):
     """
 
     code = "JAX104"
+    explains_trace = True
     name = "impure-call-in-traced-function"
     summary = "`np.random`, `random`, `time`, `datetime.now`, `os.urandom`, `uuid`, outer `next()` frozen at trace time"
 

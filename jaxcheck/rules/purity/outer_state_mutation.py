@@ -64,6 +64,7 @@ class OuterStateMutation(Rule):
     """
 
     code = "JAX102"
+    explains_trace = True
     name = "outer-state-mutation"
     summary = "Traced code writes outer state (`global`, `outer.append`, `outer[k] = v`, `self.attr = v`): tracers leak"
 

@@ -68,6 +68,7 @@ class PrintInTracedFunction(Rule):
     """
 
     code = "JAX103"
+    explains_trace = True
     name = "print-in-traced-function"
     summary = "`print`, logging, `open()` and file writes in traced code run once while tracing, not per call"
 
@@ -115,6 +116,10 @@ class PrintInTracedFunction(Rule):
         Invalid("import jax as J\n@J.jit\ndef f(x):\n    print('x =', x, '\\n{}')\n    return x\n", 4, 5,
                 fix="import jax as J\n@J.jit\ndef f(x):\n    J.debug.print('x = {} \\n{{}}', x)\n    return x\n"),
         Invalid("import jax\n@jax.jit\ndef f(x):\n    print(x, end='')\n    return x\n", 4, 5, "jax.debug.print"),
+        Invalid('import jax\n@jax.jit\ndef f(x):\n    print("it\'s", x)\n    return x\n', 4, 5,
+                fix='import jax\n@jax.jit\ndef f(x):\n    jax.debug.print("it\'s {}", x)\n    return x\n'),
+        Invalid('import jax\n@jax.jit\ndef f(x):\n    print(f"x={x}")\n    return x\n', 4, 5,
+                fix='import jax\n@jax.jit\ndef f(x):\n    jax.debug.print("x={}", x)\n    return x\n'),
         Invalid("import jax\nimport logging\n@jax.jit\ndef f(x):\n    logging.info('x=%s', x)\n    return x\n", 5, 5),
         Invalid("import jax\nimport logging\nlog = logging.getLogger(__name__)\n@jax.jit\ndef f(x):\n"
                 "    log.warning('step')\n    return x\n", 6, 5, "logger"),
@@ -188,7 +193,17 @@ def debug_print_arguments(node: cst.Call) -> str | None:
         if piece is None:
             return None
         pieces.append(piece)
-    return ", ".join([repr(" ".join(pieces)), *values])
+    quote = next((arg.value.quote[0] for arg in node.args
+                  if isinstance(arg.value, (cst.SimpleString, cst.FormattedString))), "'")
+    return ", ".join([_string_literal(" ".join(pieces), quote), *values])
+
+
+def _string_literal(text: str, quote: str) -> str:
+    """`text` as a string literal in the file's own quote character (`'` or `"`)."""
+    literal = repr(text)
+    if quote == '"' and literal.startswith("'"):
+        return '"' + literal[1:-1].replace("\\'", "'").replace('"', '\\"') + '"'
+    return literal
 
 
 def _format_piece(value: cst.BaseExpression, values: list[str]) -> str | None:

@@ -67,6 +67,7 @@ class StaleGlobalRead(Rule):
     """
 
     code = "JAX101"
+    explains_trace = True
     name = "stale-global-read"
     summary = "Traced code reads module-level or enclosing state that is rebound or mutated, so it goes stale"
 
@@ -178,7 +179,8 @@ class StaleGlobalRead(Rule):
         line = self.model.position(change).start.line
         self.report(node, f"attribute `{node.attr.value}` of `{node.value.value}` is read in traced code but changed "
                           f"at line {line}: {transform_name(trace)} keeps the value from the first trace (a static "
-                          "object is hashed by identity, so the change does not retrace); pass it as an argument")
+                          "object is hashed by identity, so the change does not retrace); pass it as an argument",
+                    related=((f"`{node.value.value}.{node.attr.value}` is changed here", change),))
 
     def _check(self, node: cst.Name, function: str) -> None:
         outer = self.model.outer_state(node)
@@ -197,6 +199,11 @@ class StaleGlobalRead(Rule):
             return
         where = "module-level" if outer.module_level else "enclosing"
         line = self.model.position(change.node).start.line
+        related: list[tuple[str, cst.CSTNode]] = []
+        after = self.model.change_after(outer, change, function)
+        if after is not None:
+            related.append((f"this call may trace the reader of `{node.value}` before the change", after))
+        related.append((f"`{node.value}` is {change.kind.value} here", change.node))
         self.report(node, f"{where} variable `{node.value}` is read in traced code but {change.kind.value} at line "
                           f"{line}: {transform_name(trace)} keeps the value from the first trace; pass it as an "
-                          "argument")
+                          "argument", related=tuple(related), function=function)

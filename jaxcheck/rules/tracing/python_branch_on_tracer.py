@@ -56,6 +56,7 @@ class PythonBranchOnTracer(Rule):
     """
 
     code = "JAX301"
+    explains_trace = True
     name = "python-branch-on-tracer"
     summary = "Python `if`/`while`/`and`/`or`/`not`/`min`/`max` on a traced value under jit, vmap, pmap or lax bodies"
 
@@ -98,6 +99,8 @@ class PythonBranchOnTracer(Rule):
         Valid("import jax\n@jax.jit\ndef f(x):\n    return max(x.shape[0], 1)\n"),
         Valid("import jax\n@jax.jit\ndef f(*masks):\n    kept = [m for m in masks if m is not None]\n"
               "    if not kept:\n        return None\n    return kept[0]\n"),
+        Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(m):\n    res = jnp.linalg.eigh(m)\n"
+              "    if res:\n        return res[0]\n    return m\n"),
         Valid("import jax\n@jax.jit\ndef f(x, names):\n    extra = set(names) - {'a', 'b'}\n    if extra:\n"
               "        raise ValueError(extra)\n    return x\n"),
         # A concrete switch between a Python path and lax control flow: the Python path is the eager one.
@@ -133,6 +136,9 @@ class PythonBranchOnTracer(Rule):
                 "@jax.jit\ndef step(x):\n    return pick(x.sum() > 0, x, -x)\n", 6, 12),
         Invalid("import jax\n@jax.jit\ndef f(x, names):\n    extra = set(names) - {'a'}\n    if x.sum() > len(extra):\n"
                 "        return x\n    return -x\n", 5, 8),
+        # A test on the operands themselves is a shape dispatch, not an eager mode switch.
+        Invalid("import jax\nfrom jax import lax\n@jax.jit\ndef f(x):\n    if x.ndim == 0:\n"
+                "        return x if x > 0 else -x\n    else:\n        return lax.map(lambda v: v, x)\n", 6, 21),
         # Unannotated, the module's class is known from what the calls pass.
         Invalid("import jax\nimport jax.numpy as jnp\nimport equinox as eqx\nclass MLP(eqx.Module):\n    w: jax.Array\n"
                 "    def __call__(self, x):\n        if x.mean() > 0:\n            return self.w @ x\n        return x\n"

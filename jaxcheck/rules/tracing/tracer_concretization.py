@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from jaxcheck.analyzer import codegen
 from jaxcheck.analyzer.rule import Invalid, Rule, Valid, static_hint
 from jaxcheck.analyzer.semantics.jax_api import CONCRETE_METHODS, is_array_call
 
@@ -78,6 +79,7 @@ class TracerConcretization(Rule):
     """
 
     code = "JAX302"
+    explains_trace = True
     name = "tracer-concretization"
     summary = "`int()`/`float()`/`.item()`/NumPy/`math`/`range()`/list indexing/`axis=` on a traced value"
 
@@ -106,6 +108,8 @@ class TracerConcretization(Rule):
         Valid("import jax\nweights = [1.0, 2.0]\n@jax.jit\ndef f(x):\n    return x * weights[0]\n"),
         Valid("import jax\nimport math\n@jax.jit\ndef f(x):\n    return x * math.sqrt(x.ndim)\n"),
         Valid("import jax\nimport numpy as np\n@jax.jit\ndef f(x):\n    return np.sum(x)\n"),
+        Valid("import jax\nimport jax.numpy as jnp\nimport numpy as np\nTABLE = np.eye(4)\ndef setup():\n"
+              "    global TABLE\n    TABLE = jnp.asarray(TABLE)\n@jax.jit\ndef f(i):\n    return TABLE[i].sum()\n"),
         Valid("import jax\nimport numpy as np\nSQUARES = np.arange(10)\n@jax.jit\ndef f(x):\n    return x * SQUARES[3]\n"),
         Valid("import jax\nimport jax.numpy as jnp\nimport numpy as np\nSQUARES = jnp.asarray(np.arange(10))\n"
               "@jax.jit\ndef f(i):\n    return SQUARES[i]\n"),
@@ -122,7 +126,9 @@ class TracerConcretization(Rule):
         Invalid("import jax\nimport numpy as np\n@jax.jit\ndef f(x, j):\n    return np.eye(4)[j] + x\n", 5, 22,
                 "NumPy array"),
         Invalid("import jax\nimport numpy as np\nTABLE = np.arange(10) ** 2\nSQUARES = np.arange(10)\n"
-                "@jax.jit\ndef f(i):\n    return SQUARES[i]\n", 7, 20, "jnp.asarray(table)[i]"),
+                "@jax.jit\ndef f(i):\n    return SQUARES[i]\n", 7, 20, "`jnp.asarray(SQUARES)[i]`"),
+        Invalid("import jax\nimport numpy as np\nLUT = np.ones((8, 4))\n@jax.jit\ndef f(k, x):\n"
+                "    return LUT[k, 1:] * x\n", 6, 16, "`jnp.asarray(LUT)[k, 1:]`"),
         Invalid("import jax\n@jax.jit\ndef f(labels, n):\n    return jax.nn.one_hot(labels, num_classes=n)\n", 4, 47),
         # A lambda bound to a name and jitted later is analysed like a `def`.
         Invalid("import jax\ng = lambda i: int(i) + 1\nh = jax.jit(g)\n", 2, 15),
@@ -168,9 +174,10 @@ class TracerConcretization(Rule):
             if not (isinstance(index, cst.Index) and self.model.is_traced(index.value)):
                 continue
             if numpy:
+                array, indices = codegen.source(node.value), codegen.index(node.slice)
+                hint = f"jnp.asarray({array})[{indices}]" if len(array) + len(indices) <= 60 else "jnp.asarray(...)[...]"
                 self.report(index.value, f"indexing a NumPy array needs a concrete index but the index is traced "
-                                         f"under {self.transform_name()}; index a JAX array instead: "
-                                         "`jnp.asarray(table)[i]`")
+                                         f"under {self.transform_name()}; index a JAX array instead: `{hint}`")
             else:
                 self.report(index.value, f"indexing a Python list, tuple or dict needs a concrete key but the "
                                          f"index is traced under {self.transform_name()}; stack the items with "

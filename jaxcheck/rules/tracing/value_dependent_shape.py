@@ -78,6 +78,7 @@ class ValueDependentShape(Rule):
     """
 
     code = "JAX303"
+    explains_trace = True
     name = "value-dependent-shape"
     summary = "Boolean masks, `nonzero`/`unique` without `size=`, traced sizes and slice bounds under jit"
 
