@@ -26,12 +26,11 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax._src import core as jax_core
 from jax._src import source_info_util
 from jax._src.lax import slicing
 
 from jaxcheck.runtime_checks.hidden_state import eqn_line
-from jaxcheck.runtime_checks.nans import has_tracer
+from jaxcheck.runtime_checks.jaxprs import bind, read, traced_program
 
 _INLINED = frozenset({"jit", "pjit", "closed_call"})
 _SCATTERS = frozenset({"scatter", "scatter-add", "scatter_add", "scatter-mul", "scatter_mul", "scatter-min",
@@ -70,16 +69,8 @@ def _site_id(site: Site) -> int:
         return number
 
 
-def _bind(eqn: Any, invals: Sequence[Any]) -> list[Any]:
-    params = eqn.primitive.get_bind_params(eqn.params)
-    with source_info_util.user_context(eqn.source_info.traceback, name_stack=eqn.source_info.name_stack), \
-            eqn.ctx.manager:
-        out = eqn.primitive.bind(*invals, **params)
-    return list(out) if eqn.primitive.multiple_results else [out]
 
 
-def _read(env: dict[Any, Any], atom: Any) -> Any:
-    return atom.val if isinstance(atom, jax_core.Literal) else env[atom]
 
 
 def _site(eqn: Any) -> Site | None:
@@ -158,19 +149,19 @@ def _checked_eval(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], rows: 
     """Evaluate `jaxpr` (under a trace), appending a bounds row per checked indexing operation."""
     env = dict(zip(jaxpr.constvars, consts)) | dict(zip(jaxpr.invars, args))
     for eqn in jaxpr.eqns:
-        invals = [_read(env, atom) for atom in eqn.invars]
+        invals = [read(env, atom) for atom in eqn.invars]
         if eqn.primitive.name in _INLINED and "jaxpr" in eqn.params:
             inner = eqn.params["jaxpr"]
             outs = _checked_eval(inner.jaxpr, inner.consts, invals, rows)
         else:
-            outs = _bind(eqn, invals)
+            outs = bind(eqn, invals)
             site = _site(eqn)
             if site is not None:
                 row = _row(_site_id(site), eqn, invals)
                 if row is not None:
                     rows.append(row)
         env.update(zip(eqn.outvars, outs))
-    return [_read(env, atom) for atom in jaxpr.outvars]
+    return [read(env, atom) for atom in jaxpr.outvars]
 
 
 def checking(fun: Callable[..., Any]) -> Callable[..., Any]:
@@ -179,12 +170,7 @@ def checking(fun: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(fun)
     def checked(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        static_nums = tuple(i for i, arg in enumerate(args) if not has_tracer(arg))
-        static_kwargs = {key: value for key, value in kwargs.items() if not has_tracer(value)}
-        dynamic_kwargs = {key: value for key, value in kwargs.items() if key not in static_kwargs}
-        closed, shape = jax.make_jaxpr(functools.partial(fun, **static_kwargs), static_argnums=static_nums,
-                                       return_shape=True)(*args, **dynamic_kwargs)
-        inputs = jax.tree_util.tree_leaves(([a for i, a in enumerate(args) if i not in static_nums], dynamic_kwargs))
+        closed, shape, inputs = traced_program(fun, args, kwargs)
         rows: list[Any] = []
         outs = _checked_eval(closed.jaxpr, closed.consts, inputs, rows)
         table = jnp.stack(rows) if rows else jnp.zeros((0, 3), jnp.int32)

@@ -24,6 +24,7 @@ from jaxcheck.runtime_checks import bounds, key_reuse, nans, retrace, stale_glob
 from jaxcheck.runtime_checks.forwarder import make_forwarder, watch_reads
 from jaxcheck.runtime_checks.frames import traceback_user_frame, user_frame
 from jaxcheck.runtime_checks.hidden_state import eqn_line, first_difference, trace_quietly
+from jaxcheck.runtime_checks.jaxprs import has_tracer
 from jaxcheck.runtime_checks.pmap_axis import axis_excess
 from jaxcheck.runtime_checks.report import RuntimeCheckError, diagnostic, display_path
 from jaxcheck.runtime_checks.session import ACTIVE, current
@@ -130,7 +131,7 @@ class CheckedFunction:
     def after(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """The slow path of a call: see the module docstring."""
         if self.traced:
-            if not nans.has_tracer((args, kwargs)):
+            if not has_tracer((args, kwargs)):
                 guarded(self._after_trace, args, kwargs)
             self.traced, self.slow = False, self.watch  # after: the analysis may trace again
         elif self.reads:
@@ -265,7 +266,7 @@ class CheckedFunction:
         settings = current().settings
         key = (settings.nans, settings.index_checks)
         if self.transform_name != "jax.jit" or key in self._unsupported or not any(key) \
-                or nans.has_tracer((args, kwargs)):
+                or has_tracer((args, kwargs)):
             return self.call(*args, **kwargs)
         instrumented = self._instrumented.get(key)
         if instrumented is None:

@@ -19,10 +19,9 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax._src import core as jax_core
-from jax._src import source_info_util
 
 from jaxcheck.runtime_checks.hidden_state import eqn_line
+from jaxcheck.runtime_checks.jaxprs import bind, read, traced_program
 
 MASKING = frozenset({"select_n", "max", "min", "clamp", "reduce_max", "reduce_min", "argmax", "argmin",
                      "convert_element_type"})
@@ -46,33 +45,25 @@ def _inexact(value: Any) -> bool:
     return dtype is not None and jnp.issubdtype(dtype, jnp.inexact)
 
 
-def _bind(eqn: Any, invals: Sequence[Any]) -> list[Any]:
-    params = eqn.primitive.get_bind_params(eqn.params)
-    with source_info_util.user_context(eqn.source_info.traceback, name_stack=eqn.source_info.name_stack), \
-            eqn.ctx.manager:
-        out = eqn.primitive.bind(*invals, **params)
-    return list(out) if eqn.primitive.multiple_results else [out]
 
 
-def _read(env: dict[Any, Any], atom: Any) -> Any:
-    return atom.val if isinstance(atom, jax_core.Literal) else env[atom]
 
 
 def _flagged_eval(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], flags: list[Any]) -> list[Any]:
     """Evaluate `jaxpr` (under a trace), appending to `flags` a boolean per value that can hide a NaN."""
     env = dict(zip(jaxpr.constvars, consts)) | dict(zip(jaxpr.invars, args))
     for eqn in jaxpr.eqns:
-        invals = [_read(env, atom) for atom in eqn.invars]
+        invals = [read(env, atom) for atom in eqn.invars]
         if eqn.primitive.name in _INLINED and "jaxpr" in eqn.params:
             inner = eqn.params["jaxpr"]
             outs = _flagged_eval(inner.jaxpr, inner.consts, invals, flags)
         else:
-            outs = _bind(eqn, invals)
+            outs = bind(eqn, invals)
         if eqn.primitive.name in MASKING:
             checked = invals[1:] if eqn.primitive.name == "select_n" else invals
             flags.extend(jnp.any(jnp.isnan(value)) for value in checked if _inexact(value))
         env.update(zip(eqn.outvars, outs))
-    return [_read(env, atom) for atom in jaxpr.outvars]
+    return [read(env, atom) for atom in jaxpr.outvars]
 
 
 def flagging(fun: Callable[..., Any]) -> Callable[..., Any]:
@@ -81,12 +72,7 @@ def flagging(fun: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(fun)
     def checked(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        static_nums = tuple(i for i, arg in enumerate(args) if not has_tracer(arg))
-        static_kwargs = {key: value for key, value in kwargs.items() if not has_tracer(value)}
-        dynamic_kwargs = {key: value for key, value in kwargs.items() if key not in static_kwargs}
-        closed, shape = jax.make_jaxpr(functools.partial(fun, **static_kwargs), static_argnums=static_nums,
-                                       return_shape=True)(*args, **dynamic_kwargs)
-        inputs = jax.tree_util.tree_leaves(([a for i, a in enumerate(args) if i not in static_nums], dynamic_kwargs))
+        closed, shape, inputs = traced_program(fun, args, kwargs)
         flags: list[Any] = []
         outs = _flagged_eval(closed.jaxpr, closed.consts, inputs, flags)
         flags.extend(~jnp.all(jnp.isfinite(value)) for value in outs if _inexact(value))
@@ -96,9 +82,6 @@ def flagging(fun: Callable[..., Any]) -> Callable[..., Any]:
     return checked
 
 
-def has_tracer(value: Any) -> bool:
-    """True when any leaf of `value` is a tracer (the call happens inside another trace)."""
-    return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(value))
 
 
 def _rebuilt(fun: Callable[..., Any], leaves: list[Any], tree: Any, dynamic: list[int]) -> Callable[..., Any]:
@@ -147,7 +130,7 @@ def _replay(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], kind: str) -
     env = dict(zip(jaxpr.constvars, consts)) | dict(zip(jaxpr.invars, args))
     found = None
     for eqn in jaxpr.eqns:
-        invals = [_read(env, atom) for atom in eqn.invars]
+        invals = [read(env, atom) for atom in eqn.invars]
         if eqn.primitive.name in _INLINED and "jaxpr" in eqn.params and found is None:
             inner = eqn.params["jaxpr"]
             result = _replay(inner.jaxpr, inner.consts, invals, kind)
@@ -155,13 +138,13 @@ def _replay(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], kind: str) -
                 found = result[0]
                 outs = result[1]
             else:
-                outs = _bind(eqn, invals)
+                outs = bind(eqn, invals)
         else:
-            outs = _bind(eqn, invals)
+            outs = bind(eqn, invals)
             if found is None and any(_bad(v, kind) for v in outs) and not any(_bad(v, kind) for v in invals):
                 found = eqn
         env.update(zip(eqn.outvars, outs))
-    outputs = [_read(env, atom) for atom in jaxpr.outvars]
+    outputs = [read(env, atom) for atom in jaxpr.outvars]
     return (found, outputs) if found is not None else None
 
 
