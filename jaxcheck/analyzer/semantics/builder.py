@@ -43,6 +43,8 @@ from jaxcheck.analyzer.semantics.summary import (
 )
 from jaxcheck.analyzer.semantics.syntax import argument, at_receiver, chain_root, dotted, last_statement, literal_strings
 from jaxcheck.analyzer.semantics.objects import ObjectReader
+from jaxcheck.analyzer.semantics.references import ReferenceReader
+import jaxcheck.analyzer.semantics.structure as structure
 from jaxcheck.analyzer.semantics.guards import GuardReader, KeyTest, Narrowed, Narrowing, absent_keys
 from jaxcheck.analyzer.semantics.trace_roots import TraceRootReader
 from jaxcheck.analyzer.semantics.values import (
@@ -60,7 +62,6 @@ from jaxcheck.analyzer.semantics.values import (
     UNKNOWN,
     CallDep,
     Deps,
-    Key,
     OpaqueDep,
     ParamDep,
     Returned,
@@ -106,7 +107,7 @@ class _PendingBody:
     scope: Scope
 
 
-class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
+class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
     """Interprets one module. Use :meth:`build`; the instance is single-use."""
 
     def __init__(self, module_name: str, path: str, extra_jit: Iterable[str] = (), package: str | None = None) -> None:
@@ -250,7 +251,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         key = self._function_key
         previous = self.returns.get(key)
         self.returns[key] = value if previous is None else previous.joined(value)
-        leaves = frozenset(_array_leaves(value))
+        leaves = frozenset(structure.array_leaves(value))
         self._return_leaves[key] = leaves if previous is None else self._return_leaves.get(key, frozenset()) & leaves
         elements = self.tuple_returns.get(key, ()) if previous is not None else None
         if value.elements is None or (elements is not None and len(elements) != len(value.elements)):
@@ -606,7 +607,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = target.elements
             starred = any(isinstance(e, cst.StarredElement) for e in elements)
-            parts = value.elements if value.elements is not None else _call_elements(value, len(elements))
+            parts = value.elements if value.elements is not None else structure.call_elements(value, len(elements))
             if parts is not None and not starred and len(parts) == len(elements):
                 for element, part in zip(elements, parts):
                     self._bind(element.value, part)
@@ -930,59 +931,6 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         owner = resolved[0]
         return owner is self.scope.function_scope() and self._is_parameter(owner, name)
 
-    def _reference(self, node: cst.Name | cst.Attribute, target: str) -> None:
-        """Record that `node` refers to the imported (or imported-from) qualified name `target`."""
-        self.records.references[id(node)] = target
-        if target in jax_api.WIDE_DTYPES:
-            self.wide_dtypes = True
-
-    def _string(self, node: cst.CSTNode) -> Value:
-        assert isinstance(node, cst.SimpleString)
-        # The text between the quotes, prefix (`b`, `r`) and quotes dropped; not `evaluated_value`, whose
-        # `literal_eval` would warn about the linted code's invalid escapes (`"\d"`) on Python 3.12+.
-        text = node.raw_value.lower()
-        if "jax_enable_x64" in text:
-            self.enables_x64 = True
-        elif len(text) < 40 and text in jax_api.WIDE_DTYPE_STRINGS:
-            self.wide_dtypes = True
-        return UNKNOWN
-
-    def _note_annotations(self, node: cst.FunctionDef) -> None:
-        """Record the imported names that the parameter and return annotations of `node` refer to."""
-        params = node.params
-        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-            if param.annotation is not None:
-                self._note_references(param.annotation.annotation)
-        for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param) and star.annotation is not None:
-                self._note_references(star.annotation.annotation)
-        if node.returns is not None:
-            self._note_references(node.returns.annotation)
-
-    def _note_references(self, annotation: cst.BaseExpression) -> None:
-        """Record the imported names an annotation (not evaluated by the model) refers to: `jnp.ndarray`,
-        `Optional[jax.random.KeyArray]`; string annotations are not read."""
-        stack: list[cst.CSTNode] = [annotation]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, (cst.Name, cst.Attribute)):
-                name = qualified_name(self.scope, node)
-                if name is not None and self._imported_root(node):
-                    self._reference(node, name)
-                if isinstance(node, cst.Attribute):
-                    stack.append(node.value)
-            elif isinstance(node, (cst.Subscript, cst.SubscriptElement, cst.Index, cst.BinaryOperation, cst.Tuple,
-                                   cst.List, cst.Element)):
-                stack.extend(node.children)
-
-    def _imported_root(self, node: cst.BaseExpression) -> bool:
-        while isinstance(node, cst.Attribute):
-            node = node.value
-        if not isinstance(node, cst.Name):
-            return False
-        binding = self.scope.lookup(node.value)
-        return binding is not None and binding.kind is BindingKind.IMPORT
-
     def _is_parameter(self, owner: Scope, name: str) -> bool:
         if owner.kind is not ScopeKind.FUNCTION:
             return False
@@ -1021,7 +969,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
         assert isinstance(node, cst.Subscript)
         value = self._eval(node.value)
         indices = self._slice(node.slice)
-        key = _constant_key(node.slice)
+        key = structure.constant_key(node.slice)
         if value.elements is not None and isinstance(key, int) and -len(value.elements) <= key < len(value.elements):
             return value.elements[key]
         field = value.field(key) if isinstance(key, str) else None
@@ -1327,7 +1275,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader):
             if name in _ELEMENTWISE_BUILTINS:
                 return combine(args)
             if name in _CONTAINER_BUILTINS:
-                fields = _keyword_fields(node.args, args) if name == "builtins.dict" else None
+                fields = structure.keyword_fields(node.args, args) if name == "builtins.dict" else None
                 kind = PYTHON_CONTAINER | (PYTHON_SET if name in _SET_BUILTINS else 0)
                 return Value(combine(args).deps, kind, fields=fields)
             created = self._instance_created(name)
@@ -1663,53 +1611,12 @@ def _operand_count(node: cst.Call, slots: Sequence[jax_api.BodySlot]) -> int | N
     return max(0, len(node.args) - (max(slot.position for slot in slots) + 1))
 
 
-def _call_elements(value: Value, count: int) -> tuple[Value, ...] | None:
-    """`a, b = f(x)` for a local `f`: one CallDep per element, resolved against f's tuple returns."""
-    if len(value.deps) != 1:
-        return None
-    (dep,) = value.deps
-    if not isinstance(dep, CallDep) or dep.index is not None:
-        return None
-    returned = value.returned
-    return tuple(
-        Value(frozenset({replace(dep, index=i)}), returned=None if returned is None else returned.at(i))
-        for i in range(count)
-    )
 
 
-def _constant_key(elements: Sequence[cst.SubscriptElement]) -> Key:
-    """The constant key of a one-element subscript (`["w"]`, `[0]`, `[-1]`), else None."""
-    if len(elements) != 1 or not isinstance(elements[0].slice, cst.Index):
-        return None
-    index = elements[0].slice.value
-    negative = isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.Minus)
-    number = index.expression if isinstance(index, cst.UnaryOperation) and negative else index
-    if isinstance(number, cst.Integer):
-        return -int(number.value, 0) if negative else int(number.value, 0)
-    names = literal_strings(index) if isinstance(index, cst.SimpleString) else None
-    return names[0] if names else None
 
 
-def _keyword_fields(args: Sequence[cst.Arg], values: Sequence[Value]) -> tuple[tuple[str, Value], ...] | None:
-    """The fields of `dict(w=..., b=...)` (keywords only), else None."""
-    if any(arg.keyword is None or arg.star for arg in args):
-        return None
-    return tuple((arg.keyword.value, value) for arg, value in zip(args, values) if arg.keyword is not None)
 
 
-def _array_leaves(value: Value, prefix: tuple[Key, ...] = ()) -> Iterator[ArrayLeaf]:
-    """Where returning `value` returns a JAX array: the value itself, fields of a dict literal, elements
-    of a tuple or list, or what another project function returns."""
-    if value.flags & JAX_ARRAY:
-        yield ArrayLeaf(prefix)
-    elif value.fields is not None:
-        for name, field in value.fields:
-            yield from _array_leaves(field, (*prefix, name))
-    elif value.elements is not None:
-        for position, element in enumerate(value.elements):
-            yield from _array_leaves(element, (*prefix, position))
-    elif value.returned is not None:
-        yield ArrayLeaf(prefix, value.returned.function, value.returned.path)
 
 
 def _first_attribute(target: cst.BaseExpression, root: cst.Name) -> str | None:
