@@ -14,21 +14,8 @@ from conftest import make_package
 
 from jaxcheck.analyzer.config import Configuration
 from jaxcheck.analyzer.engine import CheckReport, Linter
+from tests.test_cache import TRAIN, UTILS  # the same two-module project: a jitted step, a helper
 
-TRAIN = """
-    import jax
-    from .utils import clip_positive
-
-    @jax.jit
-    def step(x):
-        return clip_positive(x)
-"""
-UTILS = """
-    def clip_positive(v):
-        if v > 0:
-            return v
-        return 0.0
-"""
 UNTRACED_TRAIN = "from .utils import clip_positive\n\ndef step(x):\n    return clip_positive(x)\n"
 
 

@@ -30,9 +30,8 @@ from jax._src import source_info_util
 from jax._src.lax import slicing
 
 from jaxcheck.runtime_checks.hidden_state import eqn_line
-from jaxcheck.runtime_checks.jaxprs import bind, read, traced_program
+from jaxcheck.runtime_checks.jaxprs import evaluate, traced_program
 
-_INLINED = frozenset({"jit", "pjit", "closed_call"})
 _SCATTERS = frozenset({"scatter", "scatter-add", "scatter_add", "scatter-mul", "scatter_mul", "scatter-min",
                        "scatter_min", "scatter-max", "scatter_max"})
 _READS = frozenset({"dynamic_slice", "gather"})
@@ -147,21 +146,14 @@ def _row(number: int, eqn: Any, invals: Sequence[Any]) -> Any | None:
 
 def _checked_eval(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], rows: list[Any]) -> list[Any]:
     """Evaluate `jaxpr` (under a trace), appending a bounds row per checked indexing operation."""
-    env = dict(zip(jaxpr.constvars, consts)) | dict(zip(jaxpr.invars, args))
-    for eqn in jaxpr.eqns:
-        invals = [read(env, atom) for atom in eqn.invars]
-        if eqn.primitive.name in _INLINED and "jaxpr" in eqn.params:
-            inner = eqn.params["jaxpr"]
-            outs = _checked_eval(inner.jaxpr, inner.consts, invals, rows)
-        else:
-            outs = bind(eqn, invals)
-            site = _site(eqn)
-            if site is not None:
-                row = _row(_site_id(site), eqn, invals)
-                if row is not None:
-                    rows.append(row)
-        env.update(zip(eqn.outvars, outs))
-    return [read(env, atom) for atom in jaxpr.outvars]
+
+    def observe(eqn: Any, invals: list[Any]) -> None:
+        site = _site(eqn)
+        row = _row(_site_id(site), eqn, invals) if site is not None else None
+        if row is not None:
+            rows.append(row)
+
+    return evaluate(jaxpr, consts, args, observe)
 
 
 def checking(fun: Callable[..., Any]) -> Callable[..., Any]:

@@ -21,11 +21,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcheck.runtime_checks.hidden_state import eqn_line
-from jaxcheck.runtime_checks.jaxprs import bind, read, traced_program
+from jaxcheck.runtime_checks.jaxprs import INLINED, bind, evaluate, read, traced_program
 
 MASKING = frozenset({"select_n", "max", "min", "clamp", "reduce_max", "reduce_min", "argmax", "argmin",
                      "convert_element_type"})
-_INLINED = frozenset({"jit", "pjit", "closed_call"})
 
 
 @dataclass(frozen=True)
@@ -45,25 +44,15 @@ def _inexact(value: Any) -> bool:
     return dtype is not None and jnp.issubdtype(dtype, jnp.inexact)
 
 
-
-
-
-
 def _flagged_eval(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], flags: list[Any]) -> list[Any]:
     """Evaluate `jaxpr` (under a trace), appending to `flags` a boolean per value that can hide a NaN."""
-    env = dict(zip(jaxpr.constvars, consts)) | dict(zip(jaxpr.invars, args))
-    for eqn in jaxpr.eqns:
-        invals = [read(env, atom) for atom in eqn.invars]
-        if eqn.primitive.name in _INLINED and "jaxpr" in eqn.params:
-            inner = eqn.params["jaxpr"]
-            outs = _flagged_eval(inner.jaxpr, inner.consts, invals, flags)
-        else:
-            outs = bind(eqn, invals)
+
+    def observe(eqn: Any, invals: list[Any]) -> None:
         if eqn.primitive.name in MASKING:
             checked = invals[1:] if eqn.primitive.name == "select_n" else invals
             flags.extend(jnp.any(jnp.isnan(value)) for value in checked if _inexact(value))
-        env.update(zip(eqn.outvars, outs))
-    return [read(env, atom) for atom in jaxpr.outvars]
+
+    return evaluate(jaxpr, consts, args, observe)
 
 
 def flagging(fun: Callable[..., Any]) -> Callable[..., Any]:
@@ -80,8 +69,6 @@ def flagging(fun: Callable[..., Any]) -> Callable[..., Any]:
         return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(shape), outs), flag
 
     return checked
-
-
 
 
 def _rebuilt(fun: Callable[..., Any], leaves: list[Any], tree: Any, dynamic: list[int]) -> Callable[..., Any]:
@@ -131,7 +118,7 @@ def _replay(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], kind: str) -
     found = None
     for eqn in jaxpr.eqns:
         invals = [read(env, atom) for atom in eqn.invars]
-        if eqn.primitive.name in _INLINED and "jaxpr" in eqn.params and found is None:
+        if eqn.primitive.name in INLINED and "jaxpr" in eqn.params and found is None:
             inner = eqn.params["jaxpr"]
             result = _replay(inner.jaxpr, inner.consts, invals, kind)
             if result is not None:
