@@ -7,37 +7,15 @@ a rule that raises is reported once as an error and dropped for the rest of the 
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 
 import libcst as cst
 
 from jaxcheck.analyzer.diagnostics import FileError
 from jaxcheck.analyzer.rule import Rule, RuleContext
+from jaxcheck.analyzer.tree import child_fields
 
 Callback = Callable[[cst.CSTNode], object]
-
-_SKIPPED_FIELDS = frozenset(
-    {
-        "lpar", "rpar", "comma", "semicolon", "colon", "leading_lines", "lines_after_decorators", "header",
-        "footer", "equal", "dot", "newline", "indent", "asynchronous", "operator", "arrow", "lbracket",
-        "rbracket", "lbrace", "rbrace", "relative", "attr", "keyword", "star", "prefix", "quote",
-    }
-)
-_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
-
-
-def _child_fields(node_type: type[cst.CSTNode]) -> tuple[str, ...]:
-    """The fields of `node_type` that can hold statements or expressions (cached per type)."""
-    fields = _FIELDS.get(node_type)
-    if fields is None:
-        fields = tuple(
-            f.name
-            for f in dataclasses.fields(node_type)
-            if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace") and f.type not in (str, bool)
-        )
-        _FIELDS[node_type] = fields
-    return fields
 
 
 class RuleWalker:
@@ -73,8 +51,7 @@ class RuleWalker:
         elif node_type is cst.Lambda:
             self._lambda(node)  # type: ignore[arg-type]
         else:
-            fields = _FIELDS.get(node_type)
-            self._children(node, fields if fields is not None else _child_fields(node_type))
+            self._children(node, child_fields(node_type))
         callbacks = self._leavers.get(node_type)
         if callbacks:
             self._call(callbacks, node)

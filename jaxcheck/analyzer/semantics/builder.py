@@ -69,6 +69,7 @@ from jaxcheck.analyzer.semantics.values import (
     Value,
     combine,
 )
+from jaxcheck.analyzer.tree import child_nodes
 
 Env = dict[str, Value]
 FunctionNode = cst.FunctionDef | cst.Lambda
@@ -295,6 +296,11 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         return self._function_key if self._in_function else None
 
     # -------------------------------------------------------------------------------- statements
+    def _note_name_assignment(self, targets: Sequence[cst.BaseExpression], value: cst.BaseExpression) -> None:
+        names = tuple(target.value for target in targets if isinstance(target, cst.Name))
+        if names:
+            self.records.name_assignments.append((names, value))
+
     def _simple_statement_line(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.SimpleStatementLine)
         self._small_statements(node.body)
@@ -305,6 +311,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             if isinstance(statement, cst.Expr):
                 self._eval(statement.value)
             elif isinstance(statement, cst.Assign):
+                self._note_name_assignment([target.target for target in statement.targets], statement.value)
                 value = self._eval(statement.value)
                 for target in statement.targets:
                     self._bind(target.target, value)
@@ -316,6 +323,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                 self._note_final(statement)
                 self._note_field(statement)
                 if statement.value is not None:
+                    self._note_name_assignment((statement.target,), statement.value)
                     self._bind(statement.target, self._eval(statement.value))
                     self._record_origin(statement.target, statement.value)
                 elif not isinstance(statement.target, cst.Name):
@@ -1665,7 +1673,7 @@ def _captured_names(pattern: cst.MatchPattern) -> list[str]:
             names.append(node.name.value)
         if isinstance(node, cst.MatchMapping) and node.rest is not None:
             names.append(node.rest.value)
-        pending.extend(node.children)
+        pending.extend(child_nodes(node))
     return names
 
 

@@ -21,6 +21,7 @@ from jaxcheck.analyzer.semantics.scopes import Scope, ScopeKind, qualified_name
 from jaxcheck.analyzer.semantics.summary import FunctionSummary
 from jaxcheck.analyzer.semantics.syntax import last_statement
 from jaxcheck.analyzer.semantics.values import UNKNOWN, CallDep, Dep, Deps, OpaqueDep, ParamDep, Value
+from jaxcheck.analyzer.tree import scan
 
 
 class Narrowed(NamedTuple):
@@ -129,7 +130,7 @@ class GuardReader:
         found: set[Narrowed] = set()
         scope = self.scope
 
-        class Calls(cst.CSTVisitor):
+        class Calls:
             def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
                 return False
 
@@ -140,7 +141,7 @@ class GuardReader:
                 if qualified_name(scope, node.func) in jax_api.LAX_BODIES:
                     found.update(Narrowed(arg.value.value) for arg in node.args if isinstance(arg.value, cst.Name))
 
-        suite.visit(Calls())
+        scan(suite, Calls())
         return found
 
     def _holds_parameter(self, name: str, function_key: str) -> bool:
@@ -284,9 +285,9 @@ def _names_in(node: cst.CSTNode) -> list[cst.Name]:
     """Every name read in `node`."""
     names: list[cst.Name] = []
 
-    class Names(cst.CSTVisitor):
+    class Names:
         def visit_Name(self, name: cst.Name) -> None:
             names.append(name)
 
-    node.visit(Names())
+    scan(node, Names())
     return names

@@ -243,6 +243,10 @@ class SemanticModel:
         """Every read of a variable bound outside the reading function, with that function's key."""
         return self.records.outer_variable_reads
 
+    def name_assignments(self) -> list[tuple[tuple[str, ...], cst.BaseExpression]]:
+        """Every assignment to plain names in the module, any scope, in source order: (names, value)."""
+        return self.records.name_assignments
+
     def is_mutated_here(self, node: cst.Name) -> bool:
         """True when this read of a name is the object of a mutation (`x.append(v)`, `x[k] = v`)."""
         return id(node) in self.records.mutated_names

@@ -19,6 +19,7 @@ from typing import Literal, Optional
 import libcst as cst
 
 import jaxcheck.analyzer.semantics.jax_api as jax_api
+from jaxcheck.analyzer.tree import child_nodes, scan
 
 CallName = Callable[[cst.Call], Optional[str]]
 IgnoresArgument = Callable[[cst.Call, Optional[int], Optional[str]], bool]
@@ -95,7 +96,7 @@ class _Loop:
     continues: list[State] = field(default_factory=list)
 
 
-class _Evidence(cst.CSTVisitor):
+class _Evidence:
     """Names passed as the key of a `jax.random` call, and names used as subscript indices, in one
     function body (nested functions and classes excluded)."""
 
@@ -150,7 +151,7 @@ def find_key_reuses(body: Sequence[cst.CSTNode], parameters: Iterable[str], call
     (`receives_key`)."""
     evidence = _Evidence(call_name, receives_key)
     for statement in body:
-        statement.visit(evidence)
+        scan(statement, evidence)
     parameters = tuple(parameters)
     candidates = evidence.keys | {name for name in parameters if is_key_like_name(name)}
     keys = frozenset(candidates - evidence.indices)
@@ -329,7 +330,7 @@ class _Analysis:
 
     # --------------------------------------------------------------------------------- expressions
     def children(self, node: cst.CSTNode, state: dict[str, _Key]) -> dict[str, _Key]:
-        for child in node.children:
+        for child in child_nodes(node):
             state = self.expr(child, state)
         return state
 
@@ -611,7 +612,7 @@ def _target_names(target: cst.CSTNode) -> list[str]:
     return []
 
 
-class _Assigned(cst.CSTVisitor):
+class _Assigned:
     def __init__(self) -> None:
         self.names: set[str] = set()
 
@@ -643,7 +644,7 @@ class _Assigned(cst.CSTVisitor):
 def _assigned_names(node: cst.CSTNode) -> set[str]:
     """Names (re)bound anywhere in a loop, its target included."""
     visitor = _Assigned()
-    node.visit(visitor)
+    scan(node, visitor)
     return visitor.names
 
 

@@ -14,6 +14,7 @@ import jaxcheck.analyzer.semantics.jax_api as jax_api
 from jaxcheck.analyzer.semantics.records import ModuleRecords
 from jaxcheck.analyzer.semantics.scopes import BindingKind, Scope, qualified_name
 from jaxcheck.analyzer.semantics.values import UNKNOWN, Value
+from jaxcheck.analyzer.tree import child_nodes
 
 
 class ReferenceReader:
@@ -69,7 +70,7 @@ class ReferenceReader:
                     stack.append(node.value)
             elif isinstance(node, (cst.Subscript, cst.SubscriptElement, cst.Index, cst.BinaryOperation, cst.Tuple,
                                    cst.List, cst.Element)):
-                stack.extend(node.children)
+                stack.extend(child_nodes(node))
 
     def _imported_root(self, node: cst.BaseExpression) -> bool:
         while isinstance(node, cst.Attribute):

@@ -7,6 +7,7 @@ import libcst as cst
 from jaxcheck.analyzer import codegen
 from jaxcheck.analyzer.rule import Invalid, NodeFix, Rule, RuleContext, Valid
 from jaxcheck.analyzer.semantics.jax_api import EAGER_MODULES, PARTIAL
+from jaxcheck.analyzer.tree import descendants
 from jaxcheck.analyzer.semantics.removed_api import RemovedApi, removed_api, removed_keyword, renamed
 
 _DISTRIBUTION_VERSION = frozenset({"importlib.metadata.version", "importlib_metadata.version"})
@@ -196,20 +197,17 @@ class RemovedJaxApi(Rule):
         return False
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._version_names = self._jax_version_variables(node)
+        self._version_names = self._jax_version_variables()
 
     def _tests_version(self, test: cst.BaseExpression) -> bool:
         """`hasattr(jax, "tree_map")`, `jax.__version__ < ...`: a test that picks code by JAX release."""
-        stack: list[cst.CSTNode] = [test]
-        while stack:
-            node = stack.pop()
+        for node in descendants(test):
             if isinstance(node, cst.Call) and self.model.call_name(node) in ("builtins.hasattr", "builtins.getattr"):
                 first = node.args[0].value if node.args else None
                 if first is not None and _is_jax(self.model.qualified_name(first)):
                     return True
             if self._reads_jax_version(node):
                 return True
-            stack.extend(node.children)
         return False
 
     def _reads_jax_version(self, node: cst.CSTNode) -> bool:
@@ -225,40 +223,22 @@ class RemovedJaxApi(Rule):
             return isinstance(first, cst.SimpleString) and first.evaluated_value in ("jax", "jaxlib")
         return False
 
-    def _jax_version_variables(self, module: cst.Module) -> frozenset[str]:
+    def _jax_version_variables(self) -> frozenset[str]:
         """Names assigned anywhere in the module from an expression that reads JAX's release (to a fixed point:
         `V = jax.__version__; MAJOR = int(V.split('.')[0])` gives both)."""
-        assignments: list[tuple[list[str], cst.BaseExpression]] = []
-        stack: list[cst.CSTNode] = [module]
-        while stack:
-            current = stack.pop()
-            if isinstance(current, cst.Assign):
-                names = [t.target.value for t in current.targets if isinstance(t.target, cst.Name)]
-                assignments.append((names, current.value))
-            elif isinstance(current, cst.AnnAssign) and isinstance(current.target, cst.Name) and current.value:
-                assignments.append(([current.target.value], current.value))
-            stack.extend(current.children)
+        assignments = self.model.name_assignments()
         self._version_names = frozenset()
         found: set[str] = set()
         changed = True
         while changed:
             changed = False
             for names, value in assignments:
-                if set(names) <= found or not self._expression_reads_version(value):
+                if set(names) <= found or not any(self._reads_jax_version(node) for node in descendants(value)):
                     continue
                 found.update(names)
                 self._version_names = frozenset(found)
                 changed = True
         return frozenset(found)
-
-    def _expression_reads_version(self, expression: cst.CSTNode) -> bool:
-        stack: list[cst.CSTNode] = [expression]
-        while stack:
-            node = stack.pop()
-            if self._reads_jax_version(node):
-                return True
-            stack.extend(node.children)
-        return False
 
     # ----------------------------------------------------------------------------------- imports
     def visit_Import(self, node: cst.Import) -> None:

@@ -10,6 +10,7 @@ import libcst as cst
 from jaxcheck.analyzer import codegen
 from jaxcheck.analyzer.rule import Invalid, NodeFix, Rule, Valid
 from jaxcheck.analyzer.semantics.jax_api import TIMERS
+from jaxcheck.analyzer.tree import child_nodes
 
 _TIMEIT = frozenset({"timeit.timeit", "timeit.repeat"})
 _NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -259,7 +260,7 @@ def _small_statements(statements: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode
         elif isinstance(statement, cst.BaseCompoundStatement):
             for header in _headers(statement):
                 yield header
-            for child in statement.children:
+            for child in child_nodes(statement):
                 if isinstance(child, (cst.IndentedBlock, cst.SimpleStatementSuite)):
                     yield from _small_statements(list(child.body))
                 elif isinstance(child, (cst.Else, cst.Finally, cst.ExceptHandler, cst.If)):
@@ -304,7 +305,7 @@ def _loaded_names(node: cst.CSTNode) -> set[str]:
         elif isinstance(current, cst.Attribute):
             stack.append(current.value)
         elif not isinstance(current, _NESTED_SCOPES[:2]):
-            stack.extend(current.children)
+            stack.extend(child_nodes(current))
     return names
 
 
@@ -315,4 +316,4 @@ def _calls(node: cst.CSTNode) -> Iterator[cst.Call]:
         if isinstance(current, cst.Call):
             yield current
         if not isinstance(current, _NESTED_SCOPES):
-            stack.extend(current.children)
+            stack.extend(child_nodes(current))
