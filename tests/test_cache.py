@@ -139,7 +139,7 @@ def _entries(cache: Path) -> list[tuple[Path, dict]]:
     lambda entry: entry.update(key="0" * 64),
     lambda entry: entry["outcome"].update(errors="x"),
     lambda entry: entry["outcome"].update({"@": "os.system"}),
-    lambda entry: entry["outcome"]["diagnostics"].append({"@": "Diagnostic"}),
+    lambda entry: entry["outcome"].setdefault("diagnostics", []).append({"@": "Diagnostic"}),
     lambda entry: entry["outcome"].update(extra=1),
 ])
 def test_entries_that_fail_validation_are_ignored_with_a_note(project: Path, tmp_path: Path, change):

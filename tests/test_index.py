@@ -98,6 +98,43 @@ def test_an_edit_reparses_only_the_edited_file(project: Path, tmp_path: Path, mo
     assert parsed == ["__init__.py"]
 
 
+PRINTING_UTILS = """
+    # the same summary as UTILS: a comment, a print
+    def clip_positive(v):
+        print(v)
+        if v > 0:
+            return v
+        return 0.0
+"""
+
+
+def test_edits_that_keep_the_summary_relint_only_the_edited_file(project: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch):
+    cache = tmp_path / "cache"
+    paths = [project / "pkg"]
+    _check(paths, cache)
+    for text, expected in ((PRINTING_UTILS, [("utils.py", "JAX103", 4), ("utils.py", "JAX301", 5)]),
+                           (UTILS, [("utils.py", "JAX301", 3)])):
+        _write(project / "pkg" / "utils.py", text)
+        with monkeypatch.context() as patched:
+            patched.setattr(Linter, "_outcomes", lambda *_: pytest.fail("the whole request was checked again"))
+            warm = _check(paths, cache)
+        assert warm.diagnostics == _check(paths, None).diagnostics
+        assert _findings(warm) == expected
+
+
+def test_an_edit_that_changes_the_summary_checks_the_whole_request(project: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch):
+    cache = tmp_path / "cache"
+    paths = [project / "pkg"]
+    _check(paths, cache)
+    _write(project / "pkg" / "utils.py", "def clip_positive(v):\n    return v\n\ndef double(v):\n    return 2 * v\n")
+    relinted = Linter._relinted_alone
+    outcomes: list[object] = []
+    monkeypatch.setattr(Linter, "_relinted_alone", lambda *a: outcomes.append(relinted(*a)) or outcomes[-1])
+    assert _same_as_cold(paths, cache) == [] and outcomes == [None]
+
+
 def test_a_corrupt_import_table_is_a_miss(project: Path, tmp_path: Path):
     cache = tmp_path / "cache"
     _check([project / "pkg" / "utils.py"], cache)

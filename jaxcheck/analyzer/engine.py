@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jaxcheck.analyzer.cache import ResultCache, fingerprint
+from jaxcheck.analyzer.cache import ResultCache, fingerprint, hash_parts
 from jaxcheck.analyzer.config import Configuration, ConfigResolver, Settings
 from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, FileError, Fix, Position, Range, RelatedLocation
 from jaxcheck.analyzer.discovery import FileFinder
 from jaxcheck.analyzer.files import read_file, real_path
-from jaxcheck.analyzer.index import ProjectFile, ProjectIndex, importers, project_file
+from jaxcheck.analyzer.index import FileState, ProjectFile, ProjectIndex, RunState, importers, project_file
 from jaxcheck.analyzer.noqa import UNUSED_NOQA_CODE, unused_noqa
 from jaxcheck.analyzer.outcome import FileOutcome
 from jaxcheck.analyzer.parallel import Checker, FileTask
@@ -50,6 +50,8 @@ if TYPE_CHECKING:  # these load LibCST: imported where a file is parsed, never o
     from jaxcheck.analyzer.semantics.records import ModuleRecords
 
 SYNTAX_ERROR_CODE = "JAX001"
+MAX_CUTOFF_FILES = 16
+"""A re-run with more changed files than this checks the whole request (see :meth:`Linter._early_cutoff`)."""
 SYNTAX_ERROR_NAME = "syntax-error"
 
 
@@ -380,21 +382,29 @@ class Linter:
         if index is not None:  # a run over the whole project has no other files to read
             whole = any(path.is_dir() and real_path(path) == root for path in paths)
             others = {} if whole else self._project_files(root, finder, tasks)
-        run_key = None
-        if index is not None and others is not None and not report.errors:
+        run_key = state_key = None
+        keys = {path: cache.key(t.display_path, f"{t.module!r}|{self.profile(path).key}", t.data, checked[path].digest)
+                for path, t in tasks.items()} if cache is not None else None
+        if index is not None and others is not None and keys is not None and not report.errors:
             # each file's configuration is part of the request: editing a nested config changes the key
-            request = [*(f"{t.display_path}\0{self.profile(path).key}" for path, t in tasks.items()),
-                       *(f"{path}\0{self._summary_settings(path)}" for path in others)]
-            run_key = index.run_key(sorted(request), checked.values(), others.values())
-            if (record := index.load_run(run_key)) is not None:
+            request = sorted([*(f"{t.display_path}\0{self.profile(path).key}" for path, t in tasks.items()),
+                              *(f"{path}\0{self._summary_settings(path)}" for path in others)])
+            run_key = index.run_key(request, checked.values(), others.values())
+            state_key = index.state_key(request, checked.values(), others.values())
+            record = index.load_run(run_key)
+            diagnostics = list(record.diagnostics) if record is not None else None
+            if diagnostics is None and (state := index.load_state(state_key)) is not None:
+                diagnostics = self._early_cutoff(state, tasks, checked, others, index, keys, state_key)
+            if diagnostics is not None:
                 if progress is not None:
                     progress.start(len(tasks))
                     progress.advance(len(tasks))
                     progress.finish()
-                report.diagnostics = list(record.diagnostics)
+                report.diagnostics = _deduplicated(diagnostics)
+                if record is None:
+                    index.store_run(run_key, report.diagnostics)
+                index.save()
                 return report
-        keys = {path: cache.key(t.display_path, f"{t.module!r}|{self.profile(path).key}", t.data, checked[path].digest)
-                for path, t in tasks.items()} if cache is not None else None
         with Checker(self, jobs) as checker:
             if progress is not None:
                 progress.start(len(tasks))
@@ -409,6 +419,7 @@ class Linter:
                 summaries += self._indexed_importer_summaries(index, others, modules)
             else:
                 summaries += self._importer_summaries(root, finder, modules)
+            signatures = {path: outcome.signature for path, outcome in outcomes.items()}
             if len(summaries) > 1:
                 solution = solve(summaries)
                 stale: dict[Path, FileTask] = {}
@@ -416,7 +427,7 @@ class Linter:
                 for path, outcome in outcomes.items():
                     if outcome.summary is None:
                         continue
-                    signature = solution.signature(outcome.summary)
+                    signature = signatures[path] = solution.signature(outcome.summary)
                     if signature != outcome.signature:
                         stale[path] = tasks[path]
                         if keys is not None:
@@ -429,14 +440,67 @@ class Linter:
             report.errors.extend(outcome.errors)
         report.diagnostics = _deduplicated(report.diagnostics)
         if index is not None:
-            if run_key is not None and not report.errors:
+            if run_key is not None and state_key is not None and keys is not None and not report.errors:
                 index.store_run(run_key, report.diagnostics)
+                index.store_state(state_key, RunState(tuple(
+                    FileState(str(path), checked[path].digest, keys[path], hash_parts(signatures[path]),
+                              tuple(outcome.diagnostics)) for path, outcome in outcomes.items())))
             index.save()
         if cache is not None and cache.ignored:
             report.notes.append(f"{cache.directory}: note: ignored {cache.ignored} unusable cache entr"
                                 f"{'y' if cache.ignored == 1 else 'ies'} (unreadable, corrupt or from another "
                                 "version); the files were checked again")
         return report
+
+    def _early_cutoff(self, state: RunState, tasks: dict[Path, FileTask], checked: dict[Path, ProjectFile],
+                      others: dict[Path, ProjectFile], index: ProjectIndex, keys: dict[Path, str],
+                      state_key: str) -> list[Diagnostic] | None:
+        """The run's findings from the last run's `state` when the files changed since have the same
+        summaries as then: the project solve is unchanged, so the other files keep their findings and
+        each changed file is linted with a solve that gives it its recorded signature (its own, or with
+        its importers). None when that does not hold (a summary changed, a file failed, too many files
+        changed): the caller then checks the whole request."""
+        recorded = {Path(file.path): file for file in state.files}
+        if recorded.keys() != checked.keys():
+            return None
+        changed = [path for path, file in checked.items() if file.digest != recorded[path].digest]
+        if len(changed) > MAX_CUTOFF_FILES:
+            return None
+        finals: dict[Path, FileState] = {}
+        for path in changed:
+            try:
+                final = self._relinted_alone(path, recorded[path], tasks, keys, index, {**checked, **others})
+            except Exception:  # the whole run reports it, with the file's name
+                return None
+            if final is None:
+                return None
+            finals[path] = final
+        files = tuple(finals.get(Path(file.path), file) for file in state.files)
+        if finals:
+            index.store_state(state_key, RunState(files))
+        return [diagnostic for file in files for diagnostic in file.diagnostics]
+
+    def _relinted_alone(self, path: Path, recorded: FileState, tasks: dict[Path, FileTask], keys: dict[Path, str],
+                        index: ProjectIndex, project: dict[Path, ProjectFile]) -> FileState | None:
+        """The new state of a changed file whose summary is what it was at `recorded`, linted with the
+        smallest solve that gives it its recorded signature: its own, else with its importers. None when
+        the summary differs, the file fails, or neither solve gives that signature."""
+        task, before = tasks[path], index.cache.load(recorded.own_key)
+        analysis = self.analyze(task.display_path, task.data, task.module)
+        if before is None or isinstance(analysis, FileOutcome) or analysis.summary != before.summary:
+            return None
+        own = outcome = self.lint(analysis, solve([analysis.summary]))
+        if hash_parts(own.signature) != recorded.signature:
+            others = {other: file for other, file in project.items() if other != path}
+            solution = solve([analysis.summary,
+                              *self._indexed_importer_summaries(index, others, {path: task.module}, keys)])
+            if hash_parts(solution.signature(analysis.summary)) != recorded.signature:
+                return None
+            outcome = self.lint(analysis, solution)
+        if own.errors or outcome.errors:
+            return None
+        index.cache.store(keys[path], FileOutcome(own.diagnostics, [], analysis.summary, own.signature))
+        return FileState(str(path), project[path].digest, keys[path], recorded.signature, tuple(outcome.diagnostics))
 
     def _outcomes(self, checker: Checker, tasks: dict[Path, FileTask], solution: Solution | None,
                   cache: ResultCache | None, keys: dict[Path, str] | None,
@@ -521,10 +585,12 @@ class Linter:
         return files
 
     def _indexed_importer_summaries(self, index: ProjectIndex, others: dict[Path, ProjectFile],
-                                    checked: dict[Path, ModuleName]) -> list[ModuleSummary]:
+                                    checked: dict[Path, ModuleName],
+                                    own_keys: dict[Path, str] | None = None) -> list[ModuleSummary]:
         """:meth:`_importer_summaries` through the project index: imports and summaries of unchanged
         files come from the cache folder; only new or changed importers (and ancestor `conftest.py`
-        files) are parsed."""
+        files) are parsed. `own_keys` are the keys of the files among `others` whose own result entry
+        (which holds the summary) this run has stored."""
         candidates = {}
         for path, file in others.items():
             imports = index.imports(file)
@@ -536,7 +602,8 @@ class Linter:
         for path in [*found, *_ancestor_conftests(known, candidates, found)]:
             file = others[path]
             variant = self._summary_settings(path)
-            summary = index.load_summary(file, variant)
+            own = index.cache.load(own_keys[path]) if own_keys is not None and path in own_keys else None
+            summary = own.summary if own is not None else index.load_summary(file, variant)
             if summary is None:
                 analysis = self.analyze(str(path), file.data, file.module)
                 if not isinstance(analysis, _Analysis):

@@ -15,6 +15,12 @@ Three kinds of entries, all JSON data checked on read like the result cache's (:
   digest of every file the result can depend on (the checked files and every project file that may
   import them). An unchanged re-run hashes the files and reads one record, without summaries,
   solving or LibCST.
+- **Run states**: the last complete run of a request (its files, not their contents): per checked
+  file, the digest it had, the key of its own entry (which holds its summary), a digest of its solve
+  signature and its findings. A re-run after a few files changed compares their new summaries with
+  the old ones: when all are equal (a comment, a docstring, a constant: most edits inside a body), the
+  project solve is the same as last time, so every other file keeps its findings and only the changed
+  files are linted again (the early cutoff of incremental build systems).
 
 Cross-module staleness: a file's findings depend on its own bytes and on the project solve; the solved
 outcome is keyed by the file's solve signature, which the run recomputes from the current summaries,
@@ -59,6 +65,25 @@ class RunRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class FileState:
+    """One checked file in a :class:`RunState`: its path, the digest of its bytes, the key of its own
+    result entry, a digest of the solve signature it was linted with, and its findings."""
+
+    path: str
+    digest: str
+    own_key: str
+    signature: str
+    diagnostics: tuple[Diagnostic, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RunState:
+    """The checked files of the last complete run of a request (see the module docstring)."""
+
+    files: tuple[FileState, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ProjectFile:
     """A file of the project as this run read it."""
 
@@ -100,6 +125,22 @@ class ProjectIndex:
     def store_run(self, key: str, diagnostics: Iterable[Diagnostic]) -> None:
         """Record a run's findings (only runs without errors are recorded)."""
         self.cache.store_value(key, RunRecord(tuple(diagnostics)))
+
+    def state_key(self, request: Iterable[str], checked: Iterable[ProjectFile], others: Iterable[ProjectFile]) -> str:
+        """The key of a request's run state: like :meth:`run_key` without the contents of the checked
+        files (other project files count with their digests: when one changes, the state is not used)."""
+        checked_lines = sorted(f"{f.path}\0{f.module.name}\0{f.module.package}" for f in checked)
+        other_lines = sorted(f"{f.path}\0{f.module.name}\0{f.module.package}\0{f.digest}" for f in others)
+        return hash_parts(self.cache.fingerprint, "state", *request, "checked", *checked_lines, "others", *other_lines)
+
+    def load_state(self, key: str) -> RunState | None:
+        """The run state stored under `key`, if usable."""
+        state: RunState | None = self.cache.load_value(key, RunState)
+        return state
+
+    def store_state(self, key: str, state: RunState) -> None:
+        """Record the state of a complete run without errors."""
+        self.cache.store_value(key, state)
 
     # ------------------------------------------------------------------------------- summaries
     def summary_key(self, file: ProjectFile, settings: str = "") -> str:

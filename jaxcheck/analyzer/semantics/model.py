@@ -53,6 +53,7 @@ class SemanticModel:
         self._enclosing_traces: dict[str | None, FunctionTrace | None] = {}
         self._refs: set[tuple[str, str]] | None = None
         self._drawing_callers: set[str] | None = None
+        self._referenced: frozenset[str] | None = None
 
     def locate(self, nodes: Iterable[cst.CSTNode]) -> None:
         """Compute the ranges of `nodes` in one pass over the file; :meth:`position` then reads them."""
@@ -242,6 +243,12 @@ class SemanticModel:
     def outer_variable_reads(self) -> list[tuple[cst.Name, str]]:
         """Every read of a variable bound outside the reading function, with that function's key."""
         return self.records.outer_variable_reads
+
+    def referenced_names(self) -> frozenset[str]:
+        """The qualified names of every imported reference and every resolved call in the module."""
+        if self._referenced is None:
+            self._referenced = frozenset(self.records.references.values()) | frozenset(self.records.call_names.values())
+        return self._referenced
 
     def name_assignments(self) -> list[tuple[tuple[str, ...], cst.BaseExpression]]:
         """Every assignment to plain names in the module, any scope, in source order: (names, value)."""

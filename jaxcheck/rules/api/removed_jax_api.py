@@ -13,6 +13,11 @@ from jaxcheck.analyzer.semantics.removed_api import RemovedApi, removed_api, rem
 _DISTRIBUTION_VERSION = frozenset({"importlib.metadata.version", "importlib_metadata.version"})
 
 
+def _names_release(name: str) -> bool:
+    """Whether a qualified name reads JAX's release (`jax.__version__`, `importlib.metadata.version`)."""
+    return (_is_jax(name) and "version" in name.lower()) or name in _DISTRIBUTION_VERSION
+
+
 def _is_jax(name: str | None) -> bool:
     return name is not None and name.split(".", 1)[0] in ("jax", "jaxlib")
 
@@ -226,8 +231,10 @@ class RemovedJaxApi(Rule):
     def _jax_version_variables(self) -> frozenset[str]:
         """Names assigned anywhere in the module from an expression that reads JAX's release (to a fixed point:
         `V = jax.__version__; MAJOR = int(V.split('.')[0])` gives both)."""
-        assignments = self.model.name_assignments()
         self._version_names = frozenset()
+        if not any(_names_release(name) for name in self.model.referenced_names()):
+            return frozenset()  # nothing in the module reads JAX's release
+        assignments = self.model.name_assignments()
         found: set[str] = set()
         changed = True
         while changed:
