@@ -11,11 +11,15 @@ and the project index in an empty cache folder:
 - bare LibCST parse of every file, and a cold `-j 2` check against it (target <= 0.8x);
 - an unchanged re-run of the whole corpus (target <= 0.3 s);
 - one file checked as a project, warm (target <= 0.3 s);
-- the whole corpus re-run after one file was edited (target <= 1 s);
+- the whole corpus re-run after one file was edited (target <= 1 s), for two kinds of edit: one that
+  keeps the file's summary (a comment, a docstring, a constant, a print: the project solve is
+  unchanged, so only the edited file is linted again) and one that changes it (a new function: the
+  whole corpus is solved again);
 - the language server's case: an edited 1,000-line buffer checked in a warm process (target <= 100 ms).
 
-The command line's wall time for the two warm cases (a new interpreter: imports included) is printed
-too, with whether the run imported libcst. Machines are shared and noisy: compare ratios from one run.
+The command line's wall time for the two warm cases (a new interpreter: imports included; the command
+line resolves each file's configuration, so its cache entries are its own and it is run once first)
+is printed too, with whether the run imported libcst. Machines are shared and noisy: compare ratios from one run.
 """
 
 from __future__ import annotations
@@ -105,13 +109,18 @@ def main() -> None:
 
         edited = root / "optax" / "_src" / "base.py" if (root / "optax/_src/base.py").is_file() else files[0]
         original = edited.read_bytes()
-        edited.write_bytes(original + b"\n# edited\n")
-        edit_seconds, after_edit = timed(lambda: check([root], cache))
-        edit_cold = check([root], None)
-        edited.write_bytes(original)
-        check([root], cache)
+        edit_seconds: dict[str, float] = {}
+        same_after_edits = True
+        for kind, addition in (("keeps", b"\n# edited\n"), ("changes", b"\n\ndef _edited(x):\n    return x\n")):
+            edited.write_bytes(original + addition)
+            edit_seconds[kind], after_edit = timed(lambda: check([root], cache))
+            same_after_edits &= after_edit.diagnostics == check([root], None).diagnostics
+            edited.write_bytes(original)
+            check([root], cache)
 
+        cli_seconds([root], cache)  # fills the command line's own entries
         cli_unchanged, cli_unchanged_libcst = cli_seconds([root], cache)
+        cli_seconds([target], cache)
         cli_one, cli_one_libcst = cli_seconds([target], cache)
 
         big = thousand_lines(root)
@@ -127,8 +136,7 @@ def main() -> None:
             linter.check_file_in_project(big, text, walk_max_age=WALK_MAX_AGE)
             server_times.append(time.perf_counter() - start)
 
-    same = (cold.diagnostics == unchanged.diagnostics and one.diagnostics == one_cold.diagnostics
-            and after_edit.diagnostics == edit_cold.diagnostics)
+    same = cold.diagnostics == unchanged.diagnostics and one.diagnostics == one_cold.diagnostics and same_after_edits
     print(f"corpus: {len(files)} files, {lines} lines; {len(cold.diagnostics)} findings; warm results "
           f"{'identical to cold ones' if same else 'DIFFER from cold ones'}")
     print(f"bare LibCST parse:                {parse_seconds:6.2f} s")
@@ -137,7 +145,9 @@ def main() -> None:
     print(f"unchanged re-run (corpus):        {unchanged_seconds:6.3f} s  (target <= 0.3 s)")
     print(f"one file as a project, warm:      {one_seconds:6.3f} s  (target <= 0.3 s; {target.relative_to(root)}, "
           f"{one.files_checked} file)")
-    print(f"corpus re-run after one edit:     {edit_seconds:6.3f} s  (target <= 1 s; {edited.relative_to(root)})")
+    print(f"corpus re-run after one edit:     {edit_seconds['keeps']:6.3f} s  (target <= 1 s; {edited.relative_to(root)}, "
+          "a comment: same summary)")
+    print(f"  ... an edit that changes it:    {edit_seconds['changes']:6.3f} s  (a new function: the corpus solved again)")
     print(f"server: edited {big_lines}-line buffer: {min(server_times) * 1000:6.1f} ms best, "
           f"{sorted(server_times)[2] * 1000:.1f} ms median of 5  (target <= 100 ms; {big_name})")
     print(f"CLI (new process) unchanged re-run: {cli_unchanged:5.2f} s, libcst imported: {cli_unchanged_libcst}")

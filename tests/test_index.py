@@ -135,6 +135,21 @@ def test_an_edit_that_changes_the_summary_checks_the_whole_request(project: Path
     assert _same_as_cold(paths, cache) == [] and outcomes == [None]
 
 
+@pytest.mark.parametrize("target", ["pkg", "pkg/utils.py"])
+def test_notes_follow_the_other_file_they_cite(project: Path, tmp_path: Path, target: str):
+    cache = tmp_path / "cache"
+    paths = [project / target]
+
+    def cited_lines() -> list[int]:
+        assert _same_as_cold(paths, cache) == [("utils.py", "JAX301", 3)]
+        [finding] = _check(paths, cache).diagnostics
+        return [note.range.start.line for note in finding.related if note.path and note.path.endswith("train.py")]
+
+    assert cited_lines() == [5, 7]  # `@jax.jit`, then the call of the helper
+    _write(project / "pkg" / "train.py", "# the same summary, two lines down\n\n" + textwrap.dedent(TRAIN))
+    assert cited_lines() == [7, 9]
+
+
 def test_a_corrupt_import_table_is_a_miss(project: Path, tmp_path: Path):
     cache = tmp_path / "cache"
     _check([project / "pkg" / "utils.py"], cache)

@@ -16,11 +16,11 @@ import gc
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jaxcheck.analyzer.cache import ResultCache, fingerprint, hash_parts
+from jaxcheck.analyzer.cache import ResultCache, content_digest, fingerprint, hash_parts
 from jaxcheck.analyzer.config import Configuration, ConfigResolver, Settings
 from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, FileError, Fix, Position, Range, RelatedLocation
 from jaxcheck.analyzer.discovery import FileFinder
@@ -207,7 +207,7 @@ class Linter:
             records, summary = builder.build(parsed)
         except RecursionError:
             return FileOutcome([], [FileError(display_path, "too deeply nested to analyze; file skipped")])
-        return _Analysis(display_path, text, parsed, records, summary)
+        return _Analysis(display_path, text, parsed, records, replace(summary, digest=content_digest(data)))
 
     def lint(self, analysis: _Analysis, solution: Solution) -> FileOutcome:
         """Run the enabled rules over an analysed file with a solved project state."""
@@ -420,6 +420,7 @@ class Linter:
             else:
                 summaries += self._importer_summaries(root, finder, modules)
             signatures = {path: outcome.signature for path, outcome in outcomes.items()}
+            cites: dict[Path, tuple[str, ...]] = {}
             if len(summaries) > 1:
                 solution = solve(summaries)
                 stale: dict[Path, FileTask] = {}
@@ -428,6 +429,7 @@ class Linter:
                     if outcome.summary is None:
                         continue
                     signature = signatures[path] = solution.signature(outcome.summary)
+                    cites[path] = tuple(solution.cited_paths(outcome.summary))
                     if signature != outcome.signature:
                         stale[path] = tasks[path]
                         if keys is not None:
@@ -444,7 +446,8 @@ class Linter:
                 index.store_run(run_key, report.diagnostics)
                 index.store_state(state_key, RunState(tuple(
                     FileState(str(path), checked[path].digest, keys[path], hash_parts(signatures[path]),
-                              tuple(outcome.diagnostics)) for path, outcome in outcomes.items())))
+                              tuple(outcome.diagnostics), cites.get(path, ()))
+                    for path, outcome in outcomes.items())))
             index.save()
         if cache is not None and cache.ignored:
             report.notes.append(f"{cache.directory}: note: ignored {cache.ignored} unusable cache entr"
@@ -464,8 +467,9 @@ class Linter:
         if recorded.keys() != checked.keys():
             return None
         changed = [path for path, file in checked.items() if file.digest != recorded[path].digest]
-        if len(changed) > MAX_CUTOFF_FILES:
-            return None
+        moved = {str(path) for path in changed}
+        if len(changed) > MAX_CUTOFF_FILES or any(moved.intersection(file.cites) for file in state.files):
+            return None  # too many to lint one by one, or a note elsewhere cites a changed file
         finals: dict[Path, FileState] = {}
         for path in changed:
             try:
@@ -500,7 +504,8 @@ class Linter:
         if own.errors or outcome.errors:
             return None
         index.cache.store(keys[path], FileOutcome(own.diagnostics, [], analysis.summary, own.signature))
-        return FileState(str(path), project[path].digest, keys[path], recorded.signature, tuple(outcome.diagnostics))
+        return FileState(str(path), project[path].digest, keys[path], recorded.signature, tuple(outcome.diagnostics),
+                         recorded.cites)
 
     def _outcomes(self, checker: Checker, tasks: dict[Path, FileTask], solution: Solution | None,
                   cache: ResultCache | None, keys: dict[Path, str] | None,

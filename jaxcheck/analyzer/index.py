@@ -67,13 +67,15 @@ class RunRecord:
 @dataclass(frozen=True, slots=True)
 class FileState:
     """One checked file in a :class:`RunState`: its path, the digest of its bytes, the key of its own
-    result entry, a digest of the solve signature it was linted with, and its findings."""
+    result entry, a digest of the solve signature it was linted with, its findings, and the other files
+    its notes may cite (see `Solution.cited_paths`)."""
 
     path: str
     digest: str
     own_key: str
     signature: str
     diagnostics: tuple[Diagnostic, ...]
+    cites: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -117,6 +117,8 @@ class Solution:
     repeated: set[str] = field(default_factory=set)
     """Functions evidently run more than once: called inside a loop (module level too), or called by a
     function that is. A test, `main()` or a constructor called once is not."""
+    digests: dict[str, str] = field(default_factory=dict)
+    """The content digest of each module's file, by path (see :attr:`ModuleSummary.digest`)."""
     x64_enabled: bool = False
     """Some module of the solve may turn on 64-bit mode (see :attr:`ModuleSummary.enables_x64`)."""
     witnesses: dict[str, Witness] = field(default_factory=dict)
@@ -213,8 +215,9 @@ class Solution:
     def signature(self, summary: ModuleSummary) -> str:
         """A canonical text of what a lint of `summary`'s module depends on in this solve: how its
         functions are traced, which of them run repeatedly, and which parameters of the project
-        functions it imports only probe their argument or draw from it. Two solves with equal signatures lint the
-        module identically."""
+        functions it imports only probe their argument or draw from it, and the trace chains its notes cite
+        (with the contents of the other files they lie in). Two solves with equal signatures lint the
+        module identically, notes included."""
         parts: list[str] = []
         for key in sorted(summary.functions):
             trace = self.trace_of(key)
@@ -232,7 +235,26 @@ class Solution:
                 parts.append(repr((target, sorted(function.inert_params), sorted(function.draws))))
         if summary.wide_dtypes and self.x64_enabled:
             parts.append("x64")
+        parts.extend(repr(link) for link in self._cited_links(summary))
+        parts.extend(repr(("cites", path, self.digests.get(path, ""))) for path in self.cited_paths(summary))
         return "\n".join(parts)
+
+    def cited_paths(self, summary: ModuleSummary) -> list[str]:
+        """The other files that notes on `summary`'s findings may cite (the trace chains of its
+        functions pass there): their positions are read from those files, so the module's lint depends
+        on their contents."""
+        return sorted({link.witness.path for link in self._cited_links(summary)} - {summary.path})
+
+    def _cited_links(self, summary: ModuleSummary) -> list[ChainLink]:
+        """Every link of the trace chains of `summary`'s traced functions, whole and per traced parameter."""
+        links: list[ChainLink] = []
+        for key in sorted(summary.functions):
+            if key not in self.transforms:
+                continue
+            links.extend(self.trace_chain(key))
+            for param in sorted(self.traced_params.get(key, ())):
+                links.extend(self.trace_chain(key, param))
+        return links
 
     def applied_transforms(self, key: str) -> frozenset[str]:
         """The transforms applied to function `key` itself (its roots), not those it is called under."""
@@ -371,7 +393,8 @@ def solve(summaries: Iterable[ModuleSummary]) -> Solution:
         for name, target in summary.exports.items():
             exports[f"{summary.module}.{name}"] = target
     resolve = _Resolver(functions, exports)
-    solution = Solution(functions, resolve=resolve, x64_enabled=any(summary.enables_x64 for summary in summaries))
+    solution = Solution(functions, resolve=resolve, x64_enabled=any(summary.enables_x64 for summary in summaries),
+                        digests={summary.path: summary.digest for summary in summaries})
     edges_by_caller: dict[str, list[tuple[CallEdge, str]]] = {}
     passed: dict[str, set[str]] = {}
     witnesses: dict[int, Witness | ModuleSummary] = {}

@@ -229,3 +229,6 @@ class ModuleSummary:
     wide_dtypes: bool = False
     """The module names a 64-bit dtype (`jnp.float64`, `np.int64`, `"complex128"`): its lint depends on
     whether the project enables x64."""
+    digest: str = field(default="", compare=False)
+    """The content digest of the file the summary was built from ("" when unknown). Notes that cite a
+    place in this module depend on it; equality ignores it (two texts may have the same summary)."""
