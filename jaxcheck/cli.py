@@ -264,7 +264,10 @@ def _check(args: argparse.Namespace) -> int:
         linter = Linter(resolver.for_path(start), _merged(args.select), _merged(args.ignore) or (),
                         extend_select=_merged(args.extend_select) or (), resolver=resolver)
         cache_dir = None if args.no_cache else args.cache_dir or project_root(start) / DEFAULT_CACHE_DIR
-        if stdin:
+        if stdin and args.force_exclude and args.stdin_filename is not None \
+                and linter.force_excluded(args.stdin_filename):
+            report = CheckReport()  # as ruff: nothing to report, and `--fix` gives the text back unchanged
+        elif stdin:
             report = _check_stdin(linter, display, data)
         else:
             progress = ProgressBar(sys.stderr) if sys.stderr.isatty() else None

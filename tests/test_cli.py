@@ -216,6 +216,18 @@ def test_force_exclude_skips_excluded_named_files(capsys, tmp_path: Path):
         0, "All checks passed!\n", "warning: No Python files found under the given path(s)\n")
 
 
+def test_force_exclude_applies_to_the_stdin_filename(capsys, monkeypatch, tmp_path: Path):
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxcheck]\nextend-exclude = ['gen']\n")
+    excluded = str(tmp_path / "gen" / "a.py")
+    _stdin(monkeypatch, BUGGY)
+    assert run(capsys, "check", "-", "--stdin-filename", excluded)[0] == 1
+    _stdin(monkeypatch, BUGGY)
+    assert run(capsys, "check", "-", "--stdin-filename", excluded, "--force-exclude") == (0, "All checks passed!\n", "")
+    _stdin(monkeypatch, MUTATION)
+    code, out, _ = run(capsys, "check", "-", "--stdin-filename", excluded, "--force-exclude", "--fix")
+    assert (code, out) == (0, MUTATION)
+
+
 # ------------------------------------------------------------------ issue 13: ruff habits
 def test_bare_jaxcheck_prints_help_and_exits_2(capsys):
     code, out, err = run(capsys)

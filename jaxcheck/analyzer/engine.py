@@ -234,7 +234,9 @@ class Linter:
                 diagnostics += unused_noqa(analysis.display_path, analysis.text, diagnostics,
                                            [rule.code for rule in rules])
             diagnostics = Suppressions.scan(source_lines(analysis.text)).filter(diagnostics)
-        return FileOutcome(diagnostics, errors, analysis.summary, solution.signature(analysis.summary))
+        cited = sorted({(note.path, solution.digests.get(note.path, "")) for diagnostic in diagnostics
+                        for note in diagnostic.related if note.path is not None and note.path != analysis.display_path})
+        return FileOutcome(diagnostics, errors, analysis.summary, solution.signature(analysis.summary), tuple(cited))
 
     def check_file(self, display_path: str, data: bytes, module: ModuleName,
                    solution: Solution | None = None) -> FileOutcome:
@@ -324,6 +326,11 @@ class Linter:
             if fnmatch.fnmatchcase(relative, pattern) or fnmatch.fnmatchcase(path.name, pattern):
                 codes.extend(ignored)
         return tuple(codes)
+
+    def force_excluded(self, path: Path) -> bool:
+        """Whether the excludes or `.gitignore` of `path`'s project skip it even when it is named
+        (`--force-exclude`); `path` need not exist (an editor's `--stdin-filename`)."""
+        return not any(True for _ in self._finder(project_root(path)).files([path], force_exclude=True))
 
     # ------------------------------------------------------------------------------ many files
     def check_paths(self, paths: Sequence[Path], *, force_exclude: bool = False, jobs: int = 1,
@@ -420,7 +427,6 @@ class Linter:
             else:
                 summaries += self._importer_summaries(root, finder, modules)
             signatures = {path: outcome.signature for path, outcome in outcomes.items()}
-            cites: dict[Path, tuple[str, ...]] = {}
             if len(summaries) > 1:
                 solution = solve(summaries)
                 stale: dict[Path, FileTask] = {}
@@ -429,7 +435,6 @@ class Linter:
                     if outcome.summary is None:
                         continue
                     signature = signatures[path] = solution.signature(outcome.summary)
-                    cites[path] = tuple(solution.cited_paths(outcome.summary))
                     if signature != outcome.signature:
                         stale[path] = tasks[path]
                         if keys is not None:
@@ -446,7 +451,7 @@ class Linter:
                 index.store_run(run_key, report.diagnostics)
                 index.store_state(state_key, RunState(tuple(
                     FileState(str(path), checked[path].digest, keys[path], hash_parts(signatures[path]),
-                              tuple(outcome.diagnostics), cites.get(path, ()))
+                              tuple(outcome.diagnostics), tuple(cited for cited, _ in outcome.cited))
                     for path, outcome in outcomes.items())))
             index.save()
         if cache is not None and cache.ignored:
@@ -505,7 +510,7 @@ class Linter:
             return None
         index.cache.store(keys[path], FileOutcome(own.diagnostics, [], analysis.summary, own.signature))
         return FileState(str(path), project[path].digest, keys[path], recorded.signature, tuple(outcome.diagnostics),
-                         recorded.cites)
+                         tuple(cited for cited, _ in outcome.cited))
 
     def _outcomes(self, checker: Checker, tasks: dict[Path, FileTask], solution: Solution | None,
                   cache: ResultCache | None, keys: dict[Path, str] | None,
@@ -513,9 +518,11 @@ class Linter:
         """Outcomes of `tasks`, in their order: cached ones loaded, the others checked (and stored unless
         they have errors, so a crash or a failing rule is tried again next time)."""
         cached: dict[Path, FileOutcome] = {}
+        digests = solution.digests if solution is not None else {}
         if cache is not None and keys is not None:
             for path in tasks:
-                if (entry := cache.load(keys[path])) is not None:
+                entry = cache.load(keys[path])
+                if entry is not None and all(digests.get(cited) == digest for cited, digest in entry.cited):
                     cached[path] = entry
         missing = [path for path in tasks if path not in cached]
         if progress is not None:
@@ -525,7 +532,8 @@ class Linter:
         if cache is not None and keys is not None:
             for path, outcome in checked.items():
                 if not outcome.errors:  # a solved result without the summary its file's own entry holds
-                    stored = outcome if solution is None else FileOutcome(outcome.diagnostics, [], None, outcome.signature)
+                    stored = outcome if solution is None else FileOutcome(outcome.diagnostics, [], None, outcome.signature,
+                                                                           outcome.cited)
                     cache.store(keys[path], stored)
         return {path: cached[path] if path in cached else checked[path] for path in tasks}
 

@@ -68,7 +68,7 @@ class RunRecord:
 class FileState:
     """One checked file in a :class:`RunState`: its path, the digest of its bytes, the key of its own
     result entry, a digest of the solve signature it was linted with, its findings, and the other files
-    its notes may cite (see `Solution.cited_paths`)."""
+    their notes cite."""
 
     path: str
     digest: str

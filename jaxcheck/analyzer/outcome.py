@@ -21,6 +21,9 @@ class FileOutcome:
     errors: list[FileError]
     summary: ModuleSummary | None = None
     signature: str = ""
+    cited: tuple[tuple[str, str], ...] = ()
+    """The other files the findings' notes cite, with the content digest each had (a cached result is
+    stale when one of them changed: its notes may point at moved lines)."""
 
 
 class FileLinter(Protocol):

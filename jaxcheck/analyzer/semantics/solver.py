@@ -215,9 +215,9 @@ class Solution:
     def signature(self, summary: ModuleSummary) -> str:
         """A canonical text of what a lint of `summary`'s module depends on in this solve: how its
         functions are traced, which of them run repeatedly, and which parameters of the project
-        functions it imports only probe their argument or draw from it, and the trace chains its notes cite
-        (with the contents of the other files they lie in). Two solves with equal signatures lint the
-        module identically, notes included."""
+        functions it imports only probe their argument or draw from it, and the trace chains its notes
+        follow. Two solves with equal signatures lint the module identically, notes included (given the
+        same contents of the files the notes cite)."""
         parts: list[str] = []
         for key in sorted(summary.functions):
             trace = self.trace_of(key)
@@ -235,26 +235,22 @@ class Solution:
                 parts.append(repr((target, sorted(function.inert_params), sorted(function.draws))))
         if summary.wide_dtypes and self.x64_enabled:
             parts.append("x64")
-        parts.extend(repr(link) for link in self._cited_links(summary))
-        parts.extend(repr(("cites", path, self.digests.get(path, ""))) for path in self.cited_paths(summary))
+        parts.extend(self._chain_texts(summary))
         return "\n".join(parts)
 
-    def cited_paths(self, summary: ModuleSummary) -> list[str]:
-        """The other files that notes on `summary`'s findings may cite (the trace chains of its
-        functions pass there): their positions are read from those files, so the module's lint depends
-        on their contents."""
-        return sorted({link.witness.path for link in self._cited_links(summary)} - {summary.path})
-
-    def _cited_links(self, summary: ModuleSummary) -> list[ChainLink]:
-        """Every link of the trace chains of `summary`'s traced functions, whole and per traced parameter."""
-        links: list[ChainLink] = []
+    def _chain_texts(self, summary: ModuleSummary) -> list[str]:
+        """What the notes on `summary`'s findings say and where they point, for each of its traced
+        functions, whole and per traced parameter: each link's function, file, transform or caller,
+        and traced parameters. (Where a note lands in another file depends on that file's contents
+        too: a lint records the digests of the files its notes cite, see `FileOutcome.cited`.)"""
+        texts: list[str] = []
         for key in sorted(summary.functions):
             if key not in self.transforms:
                 continue
-            links.extend(self.trace_chain(key))
-            for param in sorted(self.traced_params.get(key, ())):
-                links.extend(self.trace_chain(key, param))
-        return links
+            for param in (None, *sorted(self.traced_params.get(key, ()))):
+                texts.append(repr([(link.function, link.witness.path, _witness_text(link.witness), sorted(link.traced))
+                                   for link in self.trace_chain(key, param)]))
+        return texts
 
     def applied_transforms(self, key: str) -> frozenset[str]:
         """The transforms applied to function `key` itself (its roots), not those it is called under."""
@@ -356,6 +352,15 @@ class Solution:
             self._in_progress.discard(key)
         self._returns[key] = result
         return result
+
+
+def _witness_text(witness: Witness) -> str:
+    """A short identity of a witness: its root's target, transform and form, or its edge's caller and
+    callee, and the function in between."""
+    if witness.root is not None:
+        return f"{witness.root.target}|{witness.root.spec.transform}|{witness.root.decorator}|{witness.through}"
+    edge = witness.edge
+    return f"{edge.caller}>{edge.callee}|{witness.through}" if edge is not None else ""
 
 
 def _returned(callee: FunctionSummary, dep: CallDep) -> Deps:
