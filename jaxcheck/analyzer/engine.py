@@ -34,7 +34,7 @@ from jaxcheck.analyzer.project import (
     ModuleName, Stamp, common_folder, imported_modules, module_name_for, project_root, project_texts,
 )
 from jaxcheck.analyzer.registry import selected_codes
-from jaxcheck.analyzer.semantics.solver import Solution, solve
+from jaxcheck.analyzer.semantics.solver import Solution, findings_part, solve
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
 from jaxcheck.analyzer.source import SourceDecodeError, decode_source, encode_source, source_lines
 from jaxcheck.analyzer.stack import run_with_deep_stack
@@ -435,7 +435,8 @@ class Linter:
                     if outcome.summary is None:
                         continue
                     signature = signatures[path] = solution.signature(outcome.summary)
-                    if signature != outcome.signature:
+                    same_findings = findings_part(signature) == findings_part(outcome.signature)
+                    if signature != outcome.signature and (outcome.diagnostics or not same_findings):
                         stale[path] = tasks[path]
                         if keys is not None:
                             stale_keys[path] = ResultCache.solved_key(keys[path], signature)

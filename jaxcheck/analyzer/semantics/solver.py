@@ -15,6 +15,8 @@ from jaxcheck.analyzer.semantics.jax_api import BATCHING_TRANSFORMS
 from jaxcheck.analyzer.semantics.summary import CallEdge, FunctionSummary, ModuleSummary, TraceRoot, TraceSpec
 from jaxcheck.analyzer.semantics.values import CallDep, Dep, Deps, OpaqueDep, ParamDep, StagedDep
 
+NOTES_MARK = "# notes"
+"""Separates the part of a solve signature that only the notes of findings depend on (the trace chains)."""
 MAX_REEXPORT_HOPS = 8
 MAX_ROUNDS = 100
 """A bound on fixpoint rounds: guards (`ParamDep.unless`) make the solve non-monotone in principle."""
@@ -235,8 +237,7 @@ class Solution:
                 parts.append(repr((target, sorted(function.inert_params), sorted(function.draws))))
         if summary.wide_dtypes and self.x64_enabled:
             parts.append("x64")
-        parts.extend(self._chain_texts(summary))
-        return "\n".join(parts)
+        return "\n".join(parts) + f"\n{NOTES_MARK}\n" + "\n".join(self._chain_texts(summary))
 
     def _chain_texts(self, summary: ModuleSummary) -> list[str]:
         """What the notes on `summary`'s findings say and where they point, for each of its traced
@@ -352,6 +353,12 @@ class Solution:
             self._in_progress.discard(key)
         self._returns[key] = result
         return result
+
+
+def findings_part(signature: str) -> str:
+    """The part of a solve signature (see `Solution.signature`) that a module's findings depend on, all
+    but their notes: when only the rest differs, a lint without findings stays the same."""
+    return signature.partition(f"\n{NOTES_MARK}\n")[0]
 
 
 def _witness_text(witness: Witness) -> str:
