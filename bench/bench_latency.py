@@ -15,7 +15,8 @@ and the project index in an empty cache folder:
   keeps the file's summary (a comment, a docstring, a constant, a print: the project solve is
   unchanged, so only the edited file is linted again) and one that changes it (a new function: the
   whole corpus is solved again);
-- the language server's case: an edited 1,000-line buffer checked in a warm process (target <= 100 ms).
+- the language server's case: an edited 1,000-line buffer checked in a warm process (target <= 100 ms),
+  for edits that keep the buffer's summary (the last solve is reused) and edits that change it.
 
 The command line's wall time for the two warm cases (a new interpreter: imports included; the command
 line resolves each file's configuration, so its cache entries are its own and it is run once first)
@@ -129,12 +130,14 @@ def main() -> None:
         big_name = big.relative_to(root)
         linter = Linter(Configuration())
         linter.check_file_in_project(big, text, walk_max_age=WALK_MAX_AGE)  # the server's warm process
-        server_times = []
+        server_times: dict[str, list[float]] = {"keeps": [], "changes": []}
         for number in range(5):
-            text += f"\nedited_{number} = {number}\n".encode()
-            start = time.perf_counter()
-            linter.check_file_in_project(big, text, walk_max_age=WALK_MAX_AGE)
-            server_times.append(time.perf_counter() - start)
+            for kind, addition in (("keeps", f"\nedited_{number} = {number}\n"),
+                                   ("changes", f"\ndef edited_{number}(x):\n    return x\n")):
+                text += addition.encode()
+                start = time.perf_counter()
+                linter.check_file_in_project(big, text, walk_max_age=WALK_MAX_AGE)
+                server_times[kind].append(time.perf_counter() - start)
 
     same = cold.diagnostics == unchanged.diagnostics and one.diagnostics == one_cold.diagnostics and same_after_edits
     print(f"corpus: {len(files)} files, {lines} lines; {len(cold.diagnostics)} findings; warm results "
@@ -148,8 +151,11 @@ def main() -> None:
     print(f"corpus re-run after one edit:     {edit_seconds['keeps']:6.3f} s  (target <= 1 s; {edited.relative_to(root)}, "
           "a comment: same summary)")
     print(f"  ... an edit that changes it:    {edit_seconds['changes']:6.3f} s  (a new function: the corpus solved again)")
-    print(f"server: edited {big_lines}-line buffer: {min(server_times) * 1000:6.1f} ms best, "
-          f"{sorted(server_times)[2] * 1000:.1f} ms median of 5  (target <= 100 ms; {big_name})")
+    for kind, what in (("keeps", "an edit that keeps its summary (a constant)"),
+                       ("changes", "one that changes it (a new function)")):
+        times = sorted(server_times[kind])
+        print(f"server: edited {big_lines}-line buffer, {what}: {times[0] * 1000:6.1f} ms best, "
+              f"{times[2] * 1000:.1f} ms median of 5  (target <= 100 ms; {big_name})")
     print(f"CLI (new process) unchanged re-run: {cli_unchanged:5.2f} s, libcst imported: {cli_unchanged_libcst}")
     print(f"CLI (new process) one file, warm:   {cli_one:5.2f} s, libcst imported: {cli_one_libcst}")
 

@@ -150,6 +150,19 @@ def test_notes_follow_the_other_file_they_cite(project: Path, tmp_path: Path, ta
     assert cited_lines() == [7, 9]
 
 
+def test_an_editor_buffer_that_keeps_its_summary_reuses_the_last_solve(project: Path, monkeypatch: pytest.MonkeyPatch):
+    utils = project / "pkg" / "utils.py"
+    linter = Linter(Configuration())
+    first = linter.check_file_in_project(utils, utils.read_bytes())
+    with monkeypatch.context() as patched:
+        patched.setattr("jaxcheck.analyzer.engine.solve", lambda *_: pytest.fail("solved again"))
+        edited = linter.check_file_in_project(utils, b"# typing a comment\n" + utils.read_bytes())
+    assert [d.range.start.line for d in first.diagnostics] == [3]
+    assert [d.range.start.line for d in edited.diagnostics] == [4]
+    changed = linter.check_file_in_project(utils, b"def clip_positive(v):\n    return v\n")  # a new summary
+    assert changed.diagnostics == []
+
+
 def test_a_corrupt_import_table_is_a_miss(project: Path, tmp_path: Path):
     cache = tmp_path / "cache"
     _check([project / "pkg" / "utils.py"], cache)

@@ -141,8 +141,14 @@ class Linter:
         self._base = base
         self.codes = base.codes
         self._rules: list[type[Rule]] | None = None
+        self._last_solves: dict[Path, tuple[list[ModuleSummary], Solution]] = {}
+        """Per file checked in a project (:meth:`check_file_in_project`), the summaries it was last solved with."""
         self._elsewhere: dict[tuple[str, str], tuple[cst.Module, ModuleRecords] | None] = {}
         """Other files analysed again to locate notes that cite them, by (path, module); None: unusable."""
+
+    def __getstate__(self) -> dict[str, object]:
+        """What a worker process receives: the linter without this process's caches (solves, trees)."""
+        return {**self.__dict__, "_last_solves": {}, "_elsewhere": {}}
 
     @property
     def rules(self) -> list[type[Rule]]:
@@ -366,8 +372,20 @@ class Linter:
         else:
             finder = self._finder(root)
             summaries = [analysis.summary, *self._importer_summaries(root, finder, {path: module}, walk_max_age)]
-            outcome = self.lint(analysis, solve(summaries))
+            outcome = self.lint(analysis, self._solve_for(path, summaries))
         return CheckReport(_deduplicated(outcome.diagnostics), list(outcome.errors), 1)
+
+    def _solve_for(self, path: Path, summaries: list[ModuleSummary]) -> Solution:
+        """The solve of `summaries` (the file at `path`, then its importers), reused from the last check
+        of that file when its summary is equal and the importers' are the same objects (unchanged on
+        disk): an editor checks on every change, and most changes keep the summary."""
+        last = self._last_solves.get(path)
+        if last is not None and last[0][0] == summaries[0] and len(last[0]) == len(summaries) \
+                and all(before is now for before, now in zip(last[0][1:], summaries[1:])):
+            return last[1]
+        solution = solve(summaries)
+        self._last_solves[path] = (summaries, solution)
+        return solution
 
     def _check_paths(self, paths: Sequence[Path], texts: dict[Path, bytes] | None = None, *,
                      force_exclude: bool = False, jobs: int = 1, cache: ResultCache | None = None,
