@@ -150,6 +150,18 @@ def test_notes_follow_the_other_file_they_cite(project: Path, tmp_path: Path, ta
     assert cited_lines() == [7, 9]
 
 
+def test_one_linter_locates_notes_in_the_other_file_as_it_is_now(project: Path):
+    linter = Linter(Configuration())  # as `--fix` and the server do: several runs in one process
+
+    def cited_lines() -> list[int]:
+        [finding] = linter.check_paths([project / "pkg"]).diagnostics
+        return [note.range.start.line for note in finding.related if note.path and note.path.endswith("train.py")]
+
+    assert cited_lines() == [5, 7]
+    _write(project / "pkg" / "train.py", "# two lines down\n\n" + textwrap.dedent(TRAIN))
+    assert cited_lines() == [7, 9]
+
+
 def test_an_editor_buffer_that_keeps_its_summary_reuses_the_last_solve(project: Path, monkeypatch: pytest.MonkeyPatch):
     utils = project / "pkg" / "utils.py"
     linter = Linter(Configuration())

@@ -50,9 +50,11 @@ if TYPE_CHECKING:  # these load LibCST: imported where a file is parsed, never o
     from jaxcheck.analyzer.semantics.records import ModuleRecords
 
 SYNTAX_ERROR_CODE = "JAX001"
+SYNTAX_ERROR_NAME = "syntax-error"
 MAX_CUTOFF_FILES = 16
 """A re-run with more changed files than this checks the whole request (see :meth:`Linter._early_cutoff`)."""
-SYNTAX_ERROR_NAME = "syntax-error"
+MAX_KEPT_SOLVES = 8
+"""How many files' last project solves a linter keeps for editor checks (see :meth:`Linter._solve_for`)."""
 
 
 @dataclass
@@ -142,9 +144,11 @@ class Linter:
         self.codes = base.codes
         self._rules: list[type[Rule]] | None = None
         self._last_solves: dict[Path, tuple[list[ModuleSummary], Solution]] = {}
-        """Per file checked in a project (:meth:`check_file_in_project`), the summaries it was last solved with."""
-        self._elsewhere: dict[tuple[str, str], tuple[cst.Module, ModuleRecords] | None] = {}
-        """Other files analysed again to locate notes that cite them, by (path, module); None: unusable."""
+        """Per file checked in a project (:meth:`check_file_in_project`), the summaries it was last solved
+        with and that solve (for the MAX_KEPT_SOLVES files checked most recently)."""
+        self._elsewhere: dict[tuple[str, str], tuple[str, tuple[cst.Module, ModuleRecords] | None]] = {}
+        """Other files analysed again to locate notes that cite them, by (path, module): the digest of the
+        bytes read, and the tree with its records (None: unusable)."""
 
     def __getstate__(self) -> dict[str, object]:
         """What a worker process receives: the linter without this process's caches (solves, trees)."""
@@ -234,7 +238,8 @@ class Linter:
             errors.append(FileError(analysis.display_path, "too deeply nested to analyze; file skipped"))
             return FileOutcome([], errors)
         errors.extend(walker.errors)
-        diagnostics = _located(analysis.display_path, model, context.reports, self._locate_elsewhere)
+        diagnostics = _located(analysis.display_path, model, context.reports,
+                               lambda note: self._locate_elsewhere(note, solution.digests.get(note.path, "")))
         if self.noqa:
             if UNUSED_NOQA_CODE in profile.codes:  # JAX002 needs every finding, before suppression
                 diagnostics += unused_noqa(analysis.display_path, analysis.text, diagnostics,
@@ -278,17 +283,21 @@ class Linter:
             return FileOutcome([diagnostic], [])
         return FileOutcome(Suppressions.scan(source_lines(text)).filter([diagnostic]), [])
 
-    def _locate_elsewhere(self, note: TraceNote) -> Range | None:
-        """Where a note that cites another file lies: that file is read and analysed once per process
-        (only for findings whose trace chain crosses files); None when it cannot be found (the file
-        changed or is unreadable)."""
+    def _locate_elsewhere(self, note: TraceNote, digest: str) -> Range | None:
+        """Where a note that cites another file lies, in that file as it was solved (content `digest`;
+        "" when unknown): the file is read and analysed once per process and content (only for findings
+        whose trace chain crosses files); None when it cannot be found (the file changed since it was
+        solved, is unreadable, or no longer has the site)."""
         from jaxcheck.analyzer.positions import node_ranges
         from jaxcheck.analyzer.semantics.model import site_in
 
         key = (note.path, note.module)
-        if key not in self._elsewhere:
-            self._elsewhere[key] = self._reanalyzed(note.path, note.module)
-        found = self._elsewhere[key]
+        known = self._elsewhere.get(key)
+        if known is None or (digest and known[0] != digest):
+            known = self._elsewhere[key] = self._reanalyzed(note.path, note.module)
+        if digest and known[0] != digest:
+            return None
+        found = known[1]
         node = site_in(found[1], note) if found is not None else None
         if found is None or node is None:
             return None
@@ -297,24 +306,28 @@ class Linter:
             return None
         return Range(Position(where.start.line, where.start.column), Position(where.end.line, where.end.column))
 
-    def _reanalyzed(self, display_path: str, module: str) -> tuple[cst.Module, ModuleRecords] | None:
+    def _reanalyzed(self, display_path: str, module: str) -> tuple[str, tuple[cst.Module, ModuleRecords] | None]:
+        """The digest of the file's bytes ("" when unreadable) and its tree with its records, if usable."""
         from jaxcheck.analyzer.parsing import ParseFailure, parse_source
         from jaxcheck.analyzer.semantics.builder import ModelBuilder
 
         try:
-            text = decode_source(read_file(Path(display_path))).text
-        except (OSError, SourceDecodeError):
-            return None
+            data = read_file(Path(display_path))
+            text = decode_source(data).text
+        except OSError:
+            return "", None
+        except SourceDecodeError:
+            return content_digest(data), None
         parsed = parse_source(text)
         if isinstance(parsed, ParseFailure):
-            return None
+            return content_digest(data), None
         package = module if Path(display_path).name == "__init__.py" else None
         builder = ModelBuilder(module, display_path, self.profile(display_path).settings.extra_jit_decorators, package)
         try:
             records, _ = builder.build(parsed)
         except RecursionError:
-            return None
-        return parsed, records
+            return content_digest(data), None
+        return content_digest(data), (parsed, records)
 
     @staticmethod
     def per_file_ignores(display_path: str, profile: Profile) -> tuple[str, ...]:
@@ -384,7 +397,10 @@ class Linter:
                 and all(before is now for before, now in zip(last[0][1:], summaries[1:])):
             return last[1]
         solution = solve(summaries)
+        self._last_solves.pop(path, None)
         self._last_solves[path] = (summaries, solution)
+        while len(self._last_solves) > MAX_KEPT_SOLVES:  # the least recently solved files go first
+            del self._last_solves[next(iter(self._last_solves))]
         return solution
 
     def _check_paths(self, paths: Sequence[Path], texts: dict[Path, bytes] | None = None, *,
@@ -429,6 +445,7 @@ class Linter:
                 if record is None:
                     index.store_run(run_key, report.diagnostics)
                 index.save()
+                report.notes.extend(_ignored_entries_note(cache))
                 return report
         with Checker(self, jobs) as checker:
             if progress is not None:
@@ -473,10 +490,7 @@ class Linter:
                               tuple(outcome.diagnostics), tuple(cited for cited, _ in outcome.cited))
                     for path, outcome in outcomes.items())))
             index.save()
-        if cache is not None and cache.ignored:
-            report.notes.append(f"{cache.directory}: note: ignored {cache.ignored} unusable cache entr"
-                                f"{'y' if cache.ignored == 1 else 'ies'} (unreadable, corrupt or from another "
-                                "version); the files were checked again")
+        report.notes.extend(_ignored_entries_note(cache))
         return report
 
     def _early_cutoff(self, state: RunState, tasks: dict[Path, FileTask], checked: dict[Path, ProjectFile],
@@ -514,8 +528,10 @@ class Linter:
         smallest solve that gives it its recorded signature: its own, else with its importers. None when
         the summary differs, the file fails, or neither solve gives that signature."""
         task, before = tasks[path], index.cache.load(recorded.own_key)
+        if before is None or before.summary is None:
+            return None
         analysis = self.analyze(task.display_path, task.data, task.module)
-        if before is None or isinstance(analysis, FileOutcome) or analysis.summary != before.summary:
+        if isinstance(analysis, FileOutcome) or analysis.summary != before.summary:
             return None
         own = outcome = self.lint(analysis, solve([analysis.summary]))
         if hash_parts(own.signature) != recorded.signature:
@@ -717,6 +733,15 @@ def acyclic_allocations() -> Iterator[None]:
 
 def _nothing() -> None:
     pass
+
+
+def _ignored_entries_note(cache: ResultCache | None) -> list[str]:
+    """The note that a run ignored unusable cache entries, if it did."""
+    if cache is None or not cache.ignored:
+        return []
+    return [f"{cache.directory}: note: ignored {cache.ignored} unusable cache entr"
+            f"{'y' if cache.ignored == 1 else 'ies'} (unreadable, corrupt or from another version); the files "
+            "were checked again"]
 
 
 def _read(path: Path, report: CheckReport) -> bytes | None:

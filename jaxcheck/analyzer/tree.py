@@ -36,7 +36,8 @@ def child_fields(node_type: type[cst.CSTNode]) -> tuple[str, ...]:
 
 
 def child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The code nodes directly inside `node`, in source order."""
+    """The code nodes directly inside `node`, in field order (source order for expressions and simple
+    statements; a definition's decorators, a handler's type and a case's guard come after the body)."""
     for name in child_fields(type(node)):
         value = getattr(node, name)
         if type(value) is tuple or type(value) is list:
@@ -47,19 +48,24 @@ def child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
             yield value
 
 
-def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """`node` and every code node inside it (depth first; order otherwise unspecified)."""
+def descendants(node: cst.CSTNode, outside: tuple[type[cst.CSTNode], ...] = ()) -> Iterator[cst.CSTNode]:
+    """`node` and every code node inside it (depth first; order otherwise unspecified), leaving out
+    nodes of the `outside` types and everything in them (nested functions, say)."""
     stack = [node]
     while stack:
         current = stack.pop()
+        if outside and isinstance(current, outside):
+            continue
         yield current
         stack.extend(child_nodes(current))
 
 
 def scan(node: cst.CSTNode, visitor: object) -> None:
-    """Call `visitor.visit_<NodeType>(node)` for `node` and every code node inside it, in source order;
-    a method that returns False skips that node's children. A read-only stand-in for `node.visit(...)`,
-    which runs LibCST's full visitor protocol (leave methods, change tracking) on every node."""
+    """Call `visitor.visit_<NodeType>(node)` for `node` and every code node inside it, depth first in
+    field order (see :func:`child_nodes`); a method that returns False skips that node's children. A
+    read-only stand-in for `node.visit(...)`, which runs LibCST's full visitor protocol (leave methods,
+    change tracking) on every node. The visitor's class should be defined once (its methods are looked
+    up once per class and kept)."""
     methods = _visit_methods(type(visitor))
     stack = [node]
     while stack:

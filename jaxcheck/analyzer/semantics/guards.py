@@ -21,7 +21,7 @@ from jaxcheck.analyzer.semantics.scopes import Scope, ScopeKind, qualified_name
 from jaxcheck.analyzer.semantics.summary import FunctionSummary
 from jaxcheck.analyzer.semantics.syntax import last_statement
 from jaxcheck.analyzer.semantics.values import UNKNOWN, CallDep, Dep, Deps, OpaqueDep, ParamDep, Value
-from jaxcheck.analyzer.tree import scan
+from jaxcheck.analyzer.tree import descendants
 
 
 class Narrowed(NamedTuple):
@@ -128,20 +128,9 @@ class GuardReader:
         """The names passed as arguments to lax control flow (`lax.cond`, `while_loop`, ...) in `suite`,
         outside nested functions."""
         found: set[Narrowed] = set()
-        scope = self.scope
-
-        class Calls:
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-                return False
-
-            def visit_Lambda(self, node: cst.Lambda) -> bool:
-                return False
-
-            def visit_Call(self, node: cst.Call) -> None:
-                if qualified_name(scope, node.func) in jax_api.LAX_BODIES:
-                    found.update(Narrowed(arg.value.value) for arg in node.args if isinstance(arg.value, cst.Name))
-
-        scan(suite, Calls())
+        for node in descendants(suite, outside=(cst.FunctionDef, cst.Lambda)):
+            if isinstance(node, cst.Call) and qualified_name(self.scope, node.func) in jax_api.LAX_BODIES:
+                found.update(Narrowed(arg.value.value) for arg in node.args if isinstance(arg.value, cst.Name))
         return found
 
     def _holds_parameter(self, name: str, function_key: str) -> bool:
@@ -282,12 +271,5 @@ def _bare(node: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def _names_in(node: cst.CSTNode) -> list[cst.Name]:
-    """Every name read in `node`."""
-    names: list[cst.Name] = []
-
-    class Names:
-        def visit_Name(self, name: cst.Name) -> None:
-            names.append(name)
-
-    scan(node, Names())
-    return names
+    """Every name read in `node` (not the attribute names of `x.ndim`, not keyword names)."""
+    return [name for name in descendants(node) if isinstance(name, cst.Name)]

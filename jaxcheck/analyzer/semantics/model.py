@@ -251,7 +251,7 @@ class SemanticModel:
         return self._referenced
 
     def name_assignments(self) -> list[tuple[tuple[str, ...], cst.BaseExpression]]:
-        """Every assignment to plain names in the module, any scope, in source order: (names, value)."""
+        """Every assignment to plain names in the module, any scope: (names, value) (see `ModuleRecords`)."""
         return self.records.name_assignments
 
     def is_mutated_here(self, node: cst.Name) -> bool:

@@ -104,8 +104,9 @@ class ModuleRecords:
     transformed_calls: set[int] = field(default_factory=set)
     """Calls of a name bound to a transform's result (`step = jax.jit(f)`, then `step(x)`), by id."""
     name_assignments: list[tuple[tuple[str, ...], cst.BaseExpression]] = field(default_factory=list)
-    """Every assignment to plain names in any scope (`v = ...`, `a = b = ...`, `v: T = ...`), in source order,
-    with the assigned expression; targets that are not plain names are left out."""
+    """Every assignment to plain names in any scope (`v = ...`, `a = b = ...`, `v: T = ...`), with the
+    assigned expression, in the order the builder interprets them (function bodies after the module's,
+    loop bodies twice); targets that are not plain names are left out."""
     shaped_names: dict[int, tuple[str, str]] = field(default_factory=dict)
     """Reads of a name whose value has a certain shape, by id: (key of the scope that owns the name, name).
     A `global`/`nonlocal` write in a function (interpreted later) can still rebind it."""

@@ -7,8 +7,8 @@ import libcst as cst
 from jaxcheck.analyzer import codegen
 from jaxcheck.analyzer.rule import Invalid, NodeFix, Rule, RuleContext, Valid
 from jaxcheck.analyzer.semantics.jax_api import EAGER_MODULES, PARTIAL
-from jaxcheck.analyzer.tree import descendants
 from jaxcheck.analyzer.semantics.removed_api import RemovedApi, removed_api, removed_keyword, renamed
+from jaxcheck.analyzer.tree import descendants
 
 _DISTRIBUTION_VERSION = frozenset({"importlib.metadata.version", "importlib_metadata.version"})
 
