@@ -35,9 +35,10 @@ class FileFinder:
         self.notes: list[str] = []
         self._gitignores: dict[Path, GitIgnore] = {}
 
-    def is_excluded(self, path: Path) -> bool:
-        """True when `path` or one of its folders below the excludes' folder matches an exclude pattern."""
-        resolved = real_path(path)
+    def is_excluded(self, path: Path, resolved: Path | None = None) -> bool:
+        """True when `path` or one of its folders below the excludes' folder matches an exclude pattern
+        (`resolved`: its real path, when the caller knows it)."""
+        resolved = resolved or real_path(path)
         excludes, anchor = (self.excludes, self.root) if self.excludes_for is None \
             else self.excludes_for(resolved.parent)
         try:
@@ -63,34 +64,41 @@ class FileFinder:
             named = not path.is_dir()
             if named and force_exclude and self._skipped(path, False):
                 continue
-            for candidate in [path] if named else self._walk(path):
-                key = real_path(candidate)
-                if key not in seen:
-                    seen.add(key)
+            for candidate, resolved in [(path, real_path(path))] if named else self._walk(path):
+                if resolved not in seen:
+                    seen.add(resolved)
                     yield candidate
 
-    def _walk(self, top: Path) -> Iterator[Path]:
+    def _walk(self, top: Path) -> Iterator[tuple[Path, Path]]:
+        """The files to check under folder `top`, each with its real path (resolved once per folder:
+        an entry that is no symlink lies in its folder's real path)."""
         inside = real_path(top)
         for folder, dirnames, filenames in os.walk(top):
-            current = Path(folder)
-            dirnames[:] = sorted(d for d in dirnames if not self._skipped(current / d, True))
+            current, real_folder = Path(folder), real_path(Path(folder))
+            kept = []
+            for name in dirnames:
+                entry, target, _ = _entry(current, real_folder, name)
+                if not self._skipped(entry, True, target):
+                    kept.append(name)
+            dirnames[:] = sorted(kept)
             for name in sorted(filenames):
-                candidate = current / name
-                if not name.endswith(PYTHON_SUFFIXES) or self._skipped(candidate, False):
+                if not name.endswith(PYTHON_SUFFIXES):
                     continue
-                target = real_path(candidate)
-                if candidate.is_symlink() and target != inside and inside not in target.parents:
+                candidate, target, link = _entry(current, real_folder, name)
+                if self._skipped(candidate, False, target):
+                    continue
+                if link and target != inside and inside not in target.parents:
                     self.notes.append(f"{candidate}: note: skipped: a symlink to {target}, outside {top}")
                     continue
-                yield candidate
+                yield candidate, target
 
-    def _skipped(self, path: Path, is_dir: bool) -> bool:
-        if self.is_excluded(path):
+    def _skipped(self, path: Path, is_dir: bool, resolved: Path | None = None) -> bool:
+        resolved = resolved or real_path(path)
+        if self.is_excluded(path, resolved):
             return True
-        return self._git_ignored(path, is_dir)
+        return self._git_ignored(resolved, is_dir)
 
-    def _git_ignored(self, path: Path, is_dir: bool) -> bool:
-        resolved = real_path(path)
+    def _git_ignored(self, resolved: Path, is_dir: bool) -> bool:
         result: bool | None = None
         for folder in reversed(resolved.parents):
             if folder != self.root and self.root not in folder.parents:
@@ -107,3 +115,10 @@ class FileFinder:
             cached = GitIgnore.read(folder / ".gitignore")
             self._gitignores[folder] = cached
         return cached
+
+
+def _entry(folder: Path, real_folder: Path, name: str) -> tuple[Path, Path, bool]:
+    """An entry of a walked folder: its path, its real path and whether it is a symlink."""
+    entry = folder / name
+    link = entry.is_symlink()
+    return entry, real_path(entry) if link else real_folder / name, link
