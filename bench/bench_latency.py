@@ -35,8 +35,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import libcst
-
+from bench_corpus import bare_parse  # this script's folder comes first on sys.path
 from jaxcheck.analyzer.config import Configuration
 from jaxcheck.analyzer.engine import CheckReport, Linter
 from jaxcheck.analyzer.parsing import run_with_deep_stack
@@ -44,14 +43,6 @@ from jaxcheck.analyzer.parsing import run_with_deep_stack
 WALK_MAX_AGE = 10.0
 """What `jaxcheck server` passes (jaxcheck.lsp.WALK_MAX_AGE; not imported: pygls is optional)."""
 REPOSITORY = Path(__file__).resolve().parent.parent
-
-
-def bare_parse(files: list[Path]) -> float:
-    sources = [f.read_text(encoding="utf-8") for f in files]
-    start = time.perf_counter()
-    for source in sources:
-        libcst.parse_module(source)
-    return time.perf_counter() - start
 
 
 def timed(run: Callable[[], CheckReport]) -> tuple[float, CheckReport]:

@@ -114,10 +114,8 @@ class ProjectIndex:
     def run_key(self, request: Iterable[str], checked: Iterable[ProjectFile], others: Iterable[ProjectFile]) -> str:
         """The key of a run's record: the request (options that change which files are checked) and the
         path, module and digest of every checked file and every other project file."""
-        def lines(files: Iterable[ProjectFile]) -> list[str]:
-            return sorted(f"{f.path}\0{f.module.name}\0{f.module.package}\0{f.digest}" for f in files)
-
-        return hash_parts(self.cache.fingerprint, "run", *request, "checked", *lines(checked), "others", *lines(others))
+        return hash_parts(self.cache.fingerprint, "run", *request, "checked", *_identities(checked, True),
+                          "others", *_identities(others, True))
 
     def load_run(self, key: str) -> RunRecord | None:
         """The record stored under `key`, if usable."""
@@ -131,9 +129,8 @@ class ProjectIndex:
     def state_key(self, request: Iterable[str], checked: Iterable[ProjectFile], others: Iterable[ProjectFile]) -> str:
         """The key of a request's run state: like :meth:`run_key` without the contents of the checked
         files (other project files count with their digests: when one changes, the state is not used)."""
-        checked_lines = sorted(f"{f.path}\0{f.module.name}\0{f.module.package}" for f in checked)
-        other_lines = sorted(f"{f.path}\0{f.module.name}\0{f.module.package}\0{f.digest}" for f in others)
-        return hash_parts(self.cache.fingerprint, "state", *request, "checked", *checked_lines, "others", *other_lines)
+        return hash_parts(self.cache.fingerprint, "state", *request, "checked", *_identities(checked, False),
+                          "others", *_identities(others, True))
 
     def load_state(self, key: str) -> RunState | None:
         """The run state stored under `key`, if usable."""
@@ -215,6 +212,12 @@ class ProjectIndex:
             self.cache.ignored += 1
             self._table = {}
         return self._table
+
+
+def _identities(files: Iterable[ProjectFile], with_digest: bool) -> list[str]:
+    """Each file's path and module (and content digest), sorted: what keys of index entries hash."""
+    return sorted(f"{f.path}\0{f.module.name}\0{f.module.package}" + (f"\0{f.digest}" if with_digest else "")
+                  for f in files)
 
 
 def project_file(path: Path, module: ModuleName, data: bytes) -> ProjectFile:
