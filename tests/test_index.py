@@ -12,6 +12,7 @@ import pytest
 
 from conftest import make_package
 
+from jaxcheck.analyzer import engine
 from jaxcheck.analyzer.config import Configuration
 from jaxcheck.analyzer.engine import CheckReport, Linter
 from tests.test_cache import TRAIN, UTILS  # the same two-module project: a jitted step, a helper
@@ -123,16 +124,65 @@ def test_edits_that_keep_the_summary_relint_only_the_edited_file(project: Path, 
         assert _findings(warm) == expected
 
 
-def test_an_edit_that_changes_the_summary_checks_the_whole_request(project: Path, tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch):
+def _solved_modules(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Records how many summaries each project solve of the engine is given."""
+    sizes: list[int] = []
+    solve = engine.solve
+    monkeypatch.setattr(engine, "solve", lambda summaries: sizes.append(len(summaries := list(summaries))) or solve(summaries))
+    return sizes
+
+
+PLAIN_UTILS = textwrap.dedent(UTILS)
+LOCAL_EDITS = {
+    "a new helper": PLAIN_UTILS + "\ndef unused(v):\n    return v + 1\n",
+    "a new jitted function with findings": PLAIN_UTILS + "\n@jax.jit\ndef scale(v):\n    print(v)\n    return helper(v)\n\n"
+                                           "def helper(v):\n    if v > 0:\n        return v\n    return v\n",
+    "a helper only its module calls": PLAIN_UTILS + "\ndef outer(v):\n    return inner(v)\n\ndef inner(v):\n    return v\n",
+}
+
+
+@pytest.mark.parametrize("edit", sorted(LOCAL_EDITS))
+@pytest.mark.parametrize("target", ["pkg", "pkg/utils.py"])
+def test_a_summary_change_inside_its_module_relints_only_the_edited_file(project: Path, tmp_path: Path, edit: str,
+                                                                         target: str, monkeypatch: pytest.MonkeyPatch):
+    cache = tmp_path / "cache"
+    paths = [project / target]
+    _check(paths, cache)
+    _write(project / "pkg" / "utils.py", "import jax\n" + LOCAL_EDITS[edit])
+    with monkeypatch.context() as patched:
+        patched.setattr(Linter, "_outcomes", lambda *_: pytest.fail("the whole request was checked again"))
+        sizes = _solved_modules(patched)
+        warm = _check(paths, cache)
+    assert sizes and max(sizes) <= 2  # the edited module, with its importer at most
+    assert warm.diagnostics == _check(paths, None).diagnostics
+    assert _same_as_cold(paths, cache) == _findings(warm)
+
+
+NON_LOCAL_EDITS = {
+    "a function another module calls": ("utils.py", "def clip_positive(v, low=0.0):\n    if v > low:\n        return v\n    return low\n"),
+    "a call to another module": ("utils.py", PLAIN_UTILS + "\ndef caller(v):\n    from .train import step\n    return step(v)\n"),
+    "a name another module looked up in vain": ("utils.py", PLAIN_UTILS + "\ndef later(v):\n    print(v)\n    return v\n"),
+    "a re-export another module uses": ("utils.py", PLAIN_UTILS + "\nfrom .train import step as later\n"),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(NON_LOCAL_EDITS))
+def test_a_summary_change_that_reaches_another_module_checks_the_whole_request(tmp_path: Path, edit: str,
+                                                                               monkeypatch: pytest.MonkeyPatch):
+    train = TRAIN + "\n    @jax.jit\n    def other(x):\n        from . import utils\n        return utils.later(x)\n"
+    project = make_package(tmp_path, {"train.py": train, "utils.py": UTILS})
     cache = tmp_path / "cache"
     paths = [project / "pkg"]
     _check(paths, cache)
-    _write(project / "pkg" / "utils.py", "def clip_positive(v):\n    return v\n\ndef double(v):\n    return 2 * v\n")
-    relinted = Linter._relinted_alone
-    outcomes: list[object] = []
-    monkeypatch.setattr(Linter, "_relinted_alone", lambda *a: outcomes.append(relinted(*a)) or outcomes[-1])
-    assert _same_as_cold(paths, cache) == [] and outcomes == [None]
+    name, text = NON_LOCAL_EDITS[edit]
+    _write(project / "pkg" / name, textwrap.dedent(text))
+    local = Linter._local_change
+    answers: list[object] = []
+    monkeypatch.setattr(Linter, "_local_change", lambda *a: answers.append(local(*a)) or answers[-1])
+    sizes = _solved_modules(monkeypatch)
+    warm = _findings(_check(paths, cache))
+    assert answers == [None] and max(sizes) == len(list((project / "pkg").glob("*.py")))  # the whole request
+    assert _same_as_cold(paths, cache) == warm
 
 
 @pytest.mark.parametrize("target", ["pkg", "pkg/utils.py"])

@@ -34,7 +34,8 @@ from jaxcheck.analyzer.project import (
     ModuleName, Stamp, common_folder, imported_modules, module_name_for, project_root, project_texts,
 )
 from jaxcheck.analyzer.registry import selected_codes
-from jaxcheck.analyzer.semantics.solver import Solution, findings_part, solve
+from jaxcheck.analyzer.semantics.locality import LazyProject, Unresolvable, changed_functions, referenced_names
+from jaxcheck.analyzer.semantics.solver import SignatureParts, Solution, findings_part, solve, visited_names
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
 from jaxcheck.analyzer.source import SourceDecodeError, decode_source, encode_source, source_lines
 from jaxcheck.analyzer.stack import run_with_deep_stack
@@ -458,10 +459,13 @@ class Linter:
             summaries = [o.summary for o in outcomes.values() if o.summary is not None]
             modules = {path: t.module for path, t in tasks.items()}
             if index is not None and others is not None:
-                summaries += self._indexed_importer_summaries(index, others, modules)
+                importer_summaries = self._indexed_importer_summaries(index, others, modules)
             else:
-                summaries += self._importer_summaries(root, finder, modules)
+                importer_summaries = self._importer_summaries(root, finder, modules)
+            summaries += importer_summaries
             signatures = {path: outcome.signature for path, outcome in outcomes.items()}
+            solution = None
+            parts: dict[Path, SignatureParts] = {}
             if len(summaries) > 1:
                 solution = solve(summaries)
                 stale: dict[Path, FileTask] = {}
@@ -469,7 +473,8 @@ class Linter:
                 for path, outcome in outcomes.items():
                     if outcome.summary is None:
                         continue
-                    signature = signatures[path] = solution.signature(outcome.summary)
+                    parts[path] = solution.signature_parts(outcome.summary)
+                    signature = signatures[path] = parts[path].text()
                     same_findings = findings_part(signature) == findings_part(outcome.signature)
                     if signature != outcome.signature and (outcome.diagnostics or not same_findings):
                         stale[path] = tasks[path]
@@ -485,10 +490,9 @@ class Linter:
         if index is not None:
             if run_key is not None and state_key is not None and keys is not None and not report.errors:
                 index.store_run(run_key, report.diagnostics)
-                index.store_state(state_key, RunState(tuple(
-                    FileState(str(path), checked[path].digest, keys[path], hash_parts(signatures[path]),
-                              tuple(outcome.diagnostics), tuple(cited for cited, _ in outcome.cited))
-                    for path, outcome in outcomes.items())))
+                files = {path: (checked[path].digest, keys[path], signatures[path]) for path in outcomes}
+                index.store_state(state_key, _run_state(outcomes, files, importer_summaries,
+                                                        solution or solve(summaries), parts))
             index.save()
         report.notes.extend(_ignored_entries_note(cache))
         return report
@@ -496,11 +500,13 @@ class Linter:
     def _early_cutoff(self, state: RunState, tasks: dict[Path, FileTask], checked: dict[Path, ProjectFile],
                       others: dict[Path, ProjectFile], index: ProjectIndex, keys: dict[Path, str],
                       state_key: str) -> list[Diagnostic] | None:
-        """The run's findings from the last run's `state` when the files changed since have the same
-        summaries as then: the project solve is unchanged, so the other files keep their findings and
-        each changed file is linted with a solve that gives it its recorded signature (its own, or with
-        its importers). None when that does not hold (a summary changed, a file failed, too many files
-        changed): the caller then checks the whole request."""
+        """The run's findings from the last run's `state` when the files changed since leave the rest
+        of the project solve as it was: their summaries are what they were, or one summary changed only
+        inside its module (see :mod:`.semantics.locality`). The other files keep their findings, and each
+        changed file is linted with a solve that gives it its recorded signature, or for a changed
+        summary the recorded parts of the functions the change did not touch (its own solve, or with
+        its importers). None when that does not hold (a summary changed elsewhere too, a file failed, too
+        many files changed): the caller then checks the whole request."""
         recorded = {Path(file.path): file for file in state.files}
         if recorded.keys() != checked.keys():
             return None
@@ -508,10 +514,24 @@ class Linter:
         moved = {str(path) for path in changed}
         if len(changed) > MAX_CUTOFF_FILES or any(moved.intersection(file.cites) for file in state.files):
             return None  # too many to lint one by one, or a note elsewhere cites a changed file
+        project = {**checked, **others}
         finals: dict[Path, FileState] = {}
+        summary_changed = False
         for path in changed:
             try:
-                final = self._relinted_alone(path, recorded[path], tasks, keys, index, {**checked, **others})
+                task = tasks[path]
+                before, analysis = index.cache.load(recorded[path].own_key), self.analyze(task.display_path, task.data,
+                                                                                         task.module)
+                if before is None or before.summary is None or isinstance(analysis, FileOutcome):
+                    return None
+                local: tuple[frozenset[str], tuple[str, ...]] | None = (frozenset(), recorded[path].references)
+                if analysis.summary != before.summary:
+                    if summary_changed or not state.converged:
+                        return None  # two changed summaries may link to each other
+                    summary_changed = True
+                    local = self._local_change(path, before.summary, analysis.summary, state, project, index)
+                final = None if local is None else self._relinted_alone(analysis, recorded[path], *local, keys,
+                                                                        index, project)
             except Exception:  # the whole run reports it, with the file's name
                 return None
             if final is None:
@@ -519,33 +539,78 @@ class Linter:
             finals[path] = final
         files = tuple(finals.get(Path(file.path), file) for file in state.files)
         if finals:
-            index.store_state(state_key, RunState(files))
+            index.store_state(state_key, replace(state, files=files))
         return [diagnostic for file in files for diagnostic in file.diagnostics]
 
-    def _relinted_alone(self, path: Path, recorded: FileState, tasks: dict[Path, FileTask], keys: dict[Path, str],
-                        index: ProjectIndex, project: dict[Path, ProjectFile]) -> FileState | None:
-        """The new state of a changed file whose summary is what it was at `recorded`, linted with the
-        smallest solve that gives it its recorded signature: its own, else with its importers. None when
-        the summary differs, the file fails, or neither solve gives that signature."""
-        task, before = tasks[path], index.cache.load(recorded.own_key)
-        if before is None or before.summary is None:
+    def _local_change(self, path: Path, before: ModuleSummary, after: ModuleSummary, state: RunState,
+                      project: dict[Path, ProjectFile],
+                      index: ProjectIndex) -> tuple[frozenset[str], tuple[str, ...]] | None:
+        """When the change of the summary of the file at `path` from `before` to `after` stays inside its
+        module: the functions whose solved facts it may alter, and the names the new summary makes the
+        solve look up. None otherwise. The other modules of the recorded solve are read from the index
+        only as resolving a name needs them."""
+        owners = {file.path: file.own_key for file in state.files}
+        solved = [*owners, *state.importers]
+        by_module: dict[str, list[str]] = {}
+        for solved_path in solved:
+            if Path(solved_path) in project:
+                by_module.setdefault(project[Path(solved_path)].module.name, []).append(solved_path)
+            else:
+                return None
+
+        def loader(paths: list[str]) -> Callable[[], ModuleSummary | None]:
+            def load() -> ModuleSummary | None:
+                if len(paths) != 1:  # a module name several files share: the solve's merge order decides
+                    return None
+                if paths[0] in owners:
+                    entry = index.cache.load(owners[paths[0]])
+                    return entry.summary if entry is not None else None
+                return index.load_summary(project[Path(paths[0])], self._summary_settings(Path(paths[0])))
+            return load
+
+        lazy = LazyProject({module: loader(paths) for module, paths in by_module.items()})
+        elsewhere = {name for file in state.files if file.path != str(path) for name in file.references}
+        elsewhere.update(state.importer_references)
+        now = lazy.overriding(after)
+        try:
+            touched = changed_functions(before, after, lazy.overriding(before).resolve, now.resolve, elsewhere)
+            if touched is None:
+                return None
+            return touched, tuple(sorted(referenced_names(after, now.visited)))
+        except Unresolvable:
             return None
-        analysis = self.analyze(task.display_path, task.data, task.module)
-        if isinstance(analysis, FileOutcome) or analysis.summary != before.summary:
-            return None
-        own = outcome = self.lint(analysis, solve([analysis.summary]))
-        if hash_parts(own.signature) != recorded.signature:
+
+    def _relinted_alone(self, analysis: _Analysis, recorded: FileState, touched: frozenset[str],
+                        references: tuple[str, ...], keys: dict[Path, str], index: ProjectIndex,
+                        project: dict[Path, ProjectFile]) -> FileState | None:
+        """The new state of a changed file (whose summary makes the solve look up `references`), linted
+        with the smallest solve that gives it the recorded parts of its signature except those of the
+        `touched` functions, which a change inside the module may alter (its own solve, else with its
+        importers). None when the file fails or neither solve gives those parts."""
+        path = Path(analysis.display_path)
+        expected = {key: digest for key, digest in recorded.parts if key not in touched}
+
+        def fits(solution: Solution) -> tuple[tuple[str, str], ...] | None:
+            parts = _part_digests(solution.signature_parts(analysis.summary))
+            kept = {key: digest for key, digest in parts if key not in touched}
+            return parts if solution.converged and kept == expected else None
+
+        solution = solve([analysis.summary])
+        own = outcome = self.lint(analysis, solution)
+        parts = fits(solution)
+        if parts is None:
             others = {other: file for other, file in project.items() if other != path}
             solution = solve([analysis.summary,
-                              *self._indexed_importer_summaries(index, others, {path: task.module}, keys)])
-            if hash_parts(solution.signature(analysis.summary)) != recorded.signature:
+                              *self._indexed_importer_summaries(index, others, {path: project[path].module}, keys)])
+            parts = fits(solution)
+            if parts is None:
                 return None
             outcome = self.lint(analysis, solution)
         if own.errors or outcome.errors:
             return None
         index.cache.store(keys[path], FileOutcome(own.diagnostics, [], analysis.summary, own.signature))
-        return FileState(str(path), project[path].digest, keys[path], recorded.signature, tuple(outcome.diagnostics),
-                         tuple(cited for cited, _ in outcome.cited))
+        return FileState(str(path), project[path].digest, keys[path], hash_parts(solution.signature(analysis.summary)),
+                         tuple(outcome.diagnostics), tuple(cited for cited, _ in outcome.cited), parts, references)
 
     def _outcomes(self, checker: Checker, tasks: dict[Path, FileTask], solution: Solution | None,
                   cache: ResultCache | None, keys: dict[Path, str] | None,
@@ -786,6 +851,35 @@ def _located(path: str, model: SemanticModel, reports: Iterable[Report],
         diagnostics.append(Diagnostic(path, range_of(report.node), report.code, report.name, report.message, fix,
                                       related))
     return diagnostics
+
+
+def _run_state(outcomes: dict[Path, FileOutcome], files: dict[Path, tuple[str, str, str]],
+               importer_summaries: list[ModuleSummary], solution: Solution,
+               parts: dict[Path, SignatureParts]) -> RunState:
+    """The state of a complete run: per checked file (its digest, own key and signature in `files`) its
+    findings, the files their notes cite, its signature's parts in `solution` (computed unless in
+    `parts`) and the names its summary looks up; the importers solved with them and their names."""
+    def visit(name: str) -> list[str]:
+        return visited_names(solution, name)
+
+    states = []
+    for path, outcome in outcomes.items():
+        digest, own_key, signature = files[path]
+        summary = outcome.summary
+        pieces = parts.get(path) or (solution.signature_parts(summary) if summary is not None else None)
+        states.append(FileState(
+            str(path), digest, own_key, hash_parts(signature), tuple(outcome.diagnostics),
+            tuple(cited for cited, _ in outcome.cited), _part_digests(pieces) if pieces is not None else (),
+            tuple(sorted(referenced_names(summary, visit))) if summary is not None else ()))
+    importer_names = set().union(*(referenced_names(summary, visit) for summary in importer_summaries))
+    return RunState(tuple(states), tuple(summary.path for summary in importer_summaries),
+                    tuple(sorted(importer_names)), solution.converged)
+
+
+def _part_digests(parts: SignatureParts) -> tuple[tuple[str, str], ...]:
+    """A digest per function's part of a signature, and one for the module's part (key "")."""
+    return (("", hash_parts(parts.module)),
+            *((key, hash_parts(facts, chains)) for key, (facts, chains) in parts.functions.items()))
 
 
 def _deduplicated(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:

@@ -8,7 +8,7 @@ modules through qualified names and re-exports.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from jaxcheck.analyzer.semantics.jax_api import BATCHING_TRANSFORMS
@@ -90,6 +90,22 @@ class _Frame:
     staged: bool
 
 
+@dataclass(frozen=True, slots=True)
+class SignatureParts:
+    """A solve signature (see :meth:`Solution.signature`) in pieces: per function of the module that
+    has any, its facts and its trace chains; and what the module's lint reads beyond its functions (the
+    parameters of imported functions that probe or draw, and 64-bit mode)."""
+
+    functions: dict[str, tuple[str, str]]
+    module: str
+
+    def text(self) -> str:
+        """The signature: every function's facts in key order, the module's part, then the chains."""
+        facts = [text for text, _ in self.functions.values() if text]
+        chains = [text for _, text in self.functions.values() if text]
+        return "\n".join([*facts, *([self.module] if self.module else [])]) + f"\n{NOTES_MARK}\n" + "\n".join(chains)
+
+
 @dataclass
 class Solution:
     """The solved tracing state of a set of modules; answers whether dependency sets are traced."""
@@ -129,6 +145,8 @@ class Solution:
     shortest chain to a root)."""
     param_witnesses: dict[tuple[str, str], Witness] = field(default_factory=dict)
     """Per (function, parameter), how that parameter first came to receive tracers."""
+    converged: bool = True
+    """False when the fixpoint stopped at MAX_ROUNDS with facts still changing."""
     _cache: dict[Dep, bool] = field(default_factory=dict)
     _holds: dict[Dep, bool] = field(default_factory=dict)
     _returns: dict[tuple[str, Context, bool, int | None], bool] = field(default_factory=dict)
@@ -220,38 +238,49 @@ class Solution:
         functions it imports only probe their argument or draw from it, and the trace chains its notes
         follow. Two solves with equal signatures lint the module identically, notes included (given the
         same contents of the files the notes cite)."""
-        parts: list[str] = []
+        return self.signature_parts(summary).text()
+
+    def signature_parts(self, summary: ModuleSummary) -> SignatureParts:
+        """:meth:`signature`, per function of `summary` and for the module as a whole."""
+        functions: dict[str, tuple[str, str]] = {}
         for key in sorted(summary.functions):
-            trace = self.trace_of(key)
-            if trace is not None:
-                facts = (sorted(trace.transforms), trace.staged, key in self.omnistaged, sorted(trace.traced_params),
-                         sorted(self.holders.get(key, ())), trace.direct, trace.cached, sorted(self.applied_transforms(key)))
-                parts.append(repr((key, *facts, self._distinct_contexts(key))))
-            if key in self.repeated:
-                parts.append(repr((key, "repeated")))
-            if key in self.jax_array_params:
-                parts.append(repr((key, sorted(self.jax_array_params[key]))))
+            facts, chains = self._function_facts(key), self._chain_texts(key)
+            if facts or chains:
+                functions[key] = ("\n".join(facts), "\n".join(chains))
+        module: list[str] = []
         for target in sorted(set(summary.exports.values())):
             function = self.function_named(target)
             if function is not None and (function.inert_params or function.draws) and function.key not in summary.functions:
-                parts.append(repr((target, sorted(function.inert_params), sorted(function.draws))))
+                module.append(repr((target, sorted(function.inert_params), sorted(function.draws))))
         if summary.wide_dtypes and self.x64_enabled:
-            parts.append("x64")
-        return "\n".join(parts) + f"\n{NOTES_MARK}\n" + "\n".join(self._chain_texts(summary))
+            module.append("x64")
+        return SignatureParts(functions, "\n".join(module))
 
-    def _chain_texts(self, summary: ModuleSummary) -> list[str]:
-        """What the notes on `summary`'s findings say and where they point, for each of its traced
-        functions, whole and per traced parameter: each link's function, file, transform or caller,
-        and traced parameters. (Where a note lands in another file depends on that file's contents
-        too: a lint records the digests of the files its notes cite, see `FileOutcome.cited`.)"""
-        texts: list[str] = []
-        for key in sorted(summary.functions):
-            if key not in self.transforms:
-                continue
-            for param in (None, *sorted(self.traced_params.get(key, ()))):
-                texts.append(repr([(link.function, link.witness.path, _witness_text(link.witness), sorted(link.traced))
-                                   for link in self.trace_chain(key, param)]))
-        return texts
+    def _function_facts(self, key: str) -> list[str]:
+        """How function `key` is traced, whether it runs repeatedly and which of its parameters receive
+        JAX arrays, as lines of a signature."""
+        parts: list[str] = []
+        trace = self.trace_of(key)
+        if trace is not None:
+            facts = (sorted(trace.transforms), trace.staged, key in self.omnistaged, sorted(trace.traced_params),
+                     sorted(self.holders.get(key, ())), trace.direct, trace.cached, sorted(self.applied_transforms(key)))
+            parts.append(repr((key, *facts, self._distinct_contexts(key))))
+        if key in self.repeated:
+            parts.append(repr((key, "repeated")))
+        if key in self.jax_array_params:
+            parts.append(repr((key, sorted(self.jax_array_params[key]))))
+        return parts
+
+    def _chain_texts(self, key: str) -> list[str]:
+        """What the notes on findings in function `key` say and where they point, when it is traced,
+        whole and per traced parameter: each link's function, file, transform or caller, and traced
+        parameters. (Where a note lands in another file depends on that file's contents too: a lint
+        records the digests of the files its notes cite, see `FileOutcome.cited`.)"""
+        if key not in self.transforms:
+            return []
+        return [repr([(link.function, link.witness.path, _witness_text(link.witness), sorted(link.traced))
+                      for link in self.trace_chain(key, param)])
+                for param in (None, *sorted(self.traced_params.get(key, ())))]
 
     def applied_transforms(self, key: str) -> frozenset[str]:
         """The transforms applied to function `key` itself (its roots), not those it is called under."""
@@ -462,6 +491,7 @@ def solve(summaries: Iterable[ModuleSummary]) -> Solution:
                 if passed_in is not None and passed_in not in solution.transforms and caller not in root_keys:
                     continue  # the callable reached `caller` through a call that runs outside every trace
                 changed |= _propagate(solution, edge, callee, witnesses[id(edge)])
+    solution.converged = not changed
     solution.forget_evaluations()
     seeds = (resolve(target) for summary in summaries for target in summary.repeated_calls)
     solution.repeated = _repeated({key for key in seeds if key is not None}, functions, solution.callees)
@@ -580,11 +610,31 @@ class _Resolver:
     exports: dict[str, str]
 
     def __call__(self, target: str) -> str | None:
-        for _ in range(MAX_REEXPORT_HOPS):
-            if target in self.functions:
-                return target
-            forwarded = self.exports.get(target)
-            if forwarded is None or forwarded == target:
-                return None
-            target = forwarded
-        return None
+        """The function key `target` refers to, if any."""
+        if target in self.functions:
+            return target
+        return resolve_target(target, self.functions.__contains__, self.exports.get)[0]
+
+
+def resolve_target(target: str, is_function: Callable[[str], bool],
+                   forwarded: Callable[[str], str | None]) -> tuple[str | None, list[str]]:
+    """The function key `target` refers to (None: none), following re-exports (`forwarded` gives the
+    qualified name a module-level name is bound to), and every name visited on the way."""
+    visited: list[str] = []
+    for _ in range(MAX_REEXPORT_HOPS):
+        visited.append(target)
+        if is_function(target):
+            return target, visited
+        following = forwarded(target)
+        if following is None or following == target:
+            return None, visited
+        target = following
+    return None, visited
+
+
+def visited_names(solution: Solution, target: str) -> list[str]:
+    """The names resolving `target` in `solution` goes through (see :func:`resolve_target`)."""
+    resolver = solution.resolve
+    if resolver is None:
+        return [target]
+    return resolve_target(target, resolver.functions.__contains__, resolver.exports.get)[1]
