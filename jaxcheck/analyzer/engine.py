@@ -34,7 +34,8 @@ from jaxcheck.analyzer.project import (
     ModuleName, Stamp, common_folder, imported_modules, module_name_for, project_root, project_texts,
 )
 from jaxcheck.analyzer.registry import selected_codes
-from jaxcheck.analyzer.semantics.locality import LazyProject, Unresolvable, changed_functions, referenced_names
+from jaxcheck.analyzer.semantics.links import link_groups
+from jaxcheck.analyzer.semantics.locality import LazyProject, changed_functions, referenced_names
 from jaxcheck.analyzer.semantics.solver import SignatureParts, Solution, findings_part, solve, visited_names
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
 from jaxcheck.analyzer.source import SourceDecodeError, decode_source, encode_source, source_lines
@@ -504,9 +505,9 @@ class Linter:
         of the project solve as it was: their summaries are what they were, or one summary changed only
         inside its module (see :mod:`.semantics.locality`). The other files keep their findings, and each
         changed file is linted with a solve that gives it its recorded signature, or for a changed
-        summary the recorded parts of the functions the change did not touch (its own solve, or with
-        its importers). None when that does not hold (a summary changed elsewhere too, a file failed, too
-        many files changed): the caller then checks the whole request."""
+        summary the recorded parts of the functions the change did not touch (see
+        :meth:`_relinted_alone`). None when that does not hold (a summary changed elsewhere too, a file
+        failed, too many files changed): the caller then checks the whole request."""
         recorded = {Path(file.path): file for file in state.files}
         if recorded.keys() != checked.keys():
             return None
@@ -516,93 +517,103 @@ class Linter:
             return None  # too many to lint one by one, or a note elsewhere cites a changed file
         project = {**checked, **others}
         finals: dict[Path, FileState] = {}
-        summary_changed = False
-        for path in changed:
-            try:
-                task = tasks[path]
-                before, analysis = index.cache.load(recorded[path].own_key), self.analyze(task.display_path, task.data,
-                                                                                         task.module)
+        try:  # an exception here is the whole run's to report, with the file's name
+            edits: dict[Path, tuple[ModuleSummary, _Analysis]] = {}
+            for path in changed:
+                task, before = tasks[path], index.cache.load(recorded[path].own_key)
+                analysis = self.analyze(task.display_path, task.data, task.module)
                 if before is None or before.summary is None or isinstance(analysis, FileOutcome):
                     return None
-                local: tuple[frozenset[str], tuple[str, ...]] | None = (frozenset(), recorded[path].references)
-                if analysis.summary != before.summary:
-                    if summary_changed or not state.converged:
-                        return None  # two changed summaries may link to each other
-                    summary_changed = True
-                    local = self._local_change(path, before.summary, analysis.summary, state, project, index)
-                final = None if local is None else self._relinted_alone(analysis, recorded[path], *local, keys,
-                                                                        index, project)
-            except Exception:  # the whole run reports it, with the file's name
+                edits[path] = (before.summary, analysis)
+            moved_summaries = [path for path, (old, analysis) in edits.items() if old != analysis.summary]
+            if len(moved_summaries) > 1 or (moved_summaries and not state.converged):
+                return None  # two changed summaries may link to each other
+            lazy = self._indexed_project(state, project, index, {path: a.summary for path, (_, a) in edits.items()})
+            if lazy is None:
                 return None
-            if final is None:
-                return None
-            finals[path] = final
+            for path, (old, analysis) in edits.items():
+                touched, references = frozenset[str](), recorded[path].references
+                if old != analysis.summary:
+                    local = self._local_change(path, old, analysis.summary, state, lazy)
+                    if local is None:
+                        return None
+                    touched, references = local
+                final = self._relinted_alone(analysis, recorded[path], touched, references, lazy, keys, index, project)
+                if final is None:
+                    return None
+                finals[path] = final
+        except Exception:
+            return None
         files = tuple(finals.get(Path(file.path), file) for file in state.files)
         if finals:
             index.store_state(state_key, replace(state, files=files))
         return [diagnostic for file in files for diagnostic in file.diagnostics]
 
-    def _local_change(self, path: Path, before: ModuleSummary, after: ModuleSummary, state: RunState,
-                      project: dict[Path, ProjectFile],
-                      index: ProjectIndex) -> tuple[frozenset[str], tuple[str, ...]] | None:
-        """When the change of the summary of the file at `path` from `before` to `after` stays inside its
-        module: the functions whose solved facts it may alter, and the names the new summary makes the
-        solve look up. None otherwise. The other modules of the recorded solve are read from the index
-        only as resolving a name needs them."""
+    def _indexed_project(self, state: RunState, project: dict[Path, ProjectFile], index: ProjectIndex,
+                         edited: dict[Path, ModuleSummary]) -> LazyProject | None:
+        """The modules the recorded solve had (its checked files and importers), each summary read from
+        the index when a lookup needs it, or taken from `edited` (the files changed since, as they are
+        now); None when a solved file is no longer in the project."""
         owners = {file.path: file.own_key for file in state.files}
-        solved = [*owners, *state.importers]
-        by_module: dict[str, list[str]] = {}
-        for solved_path in solved:
-            if Path(solved_path) in project:
-                by_module.setdefault(project[Path(solved_path)].module.name, []).append(solved_path)
-            else:
+        by_module: dict[str, list[Path]] = {}
+        for solved in (*owners, *state.importers):
+            if Path(solved) not in project:
                 return None
+            by_module.setdefault(project[Path(solved)].module.name, []).append(Path(solved))
 
-        def loader(paths: list[str]) -> Callable[[], ModuleSummary | None]:
+        def loader(path: Path) -> Callable[[], ModuleSummary | None]:
             def load() -> ModuleSummary | None:
-                if len(paths) != 1:  # a module name several files share: the solve's merge order decides
-                    return None
-                if paths[0] in owners:
-                    entry = index.cache.load(owners[paths[0]])
+                if path in edited:
+                    return edited[path]
+                if str(path) in owners:
+                    entry = index.cache.load(owners[str(path)])
                     return entry.summary if entry is not None else None
-                return index.load_summary(project[Path(paths[0])], self._summary_settings(Path(paths[0])))
+                return index.load_summary(project[path], self._summary_settings(path))
             return load
 
-        lazy = LazyProject({module: loader(paths) for module, paths in by_module.items()})
+        shared = frozenset(module for module, paths in by_module.items() if len(paths) > 1)
+        return LazyProject({module: loader(paths[0]) for module, paths in by_module.items()}, shared)
+
+    @staticmethod
+    def _local_change(path: Path, before: ModuleSummary, after: ModuleSummary, state: RunState,
+                      lazy: LazyProject) -> tuple[frozenset[str], tuple[str, ...]] | None:
+        """When the change of the summary of the file at `path` from `before` to `after` stays inside its
+        module: the functions whose solved facts it may alter, and the names the new summary makes the
+        solve look up. None otherwise (Unresolvable when a module the lookups need cannot be read)."""
         elsewhere = {name for file in state.files if file.path != str(path) for name in file.references}
         elsewhere.update(state.importer_references)
         now = lazy.overriding(after)
-        try:
-            touched = changed_functions(before, after, lazy.overriding(before).resolve, now.resolve, elsewhere)
-            if touched is None:
-                return None
-            return touched, tuple(sorted(referenced_names(after, now.visited)))
-        except Unresolvable:
+        touched = changed_functions(before, after, lazy.overriding(before).resolve, now.resolve, elsewhere)
+        if touched is None or any(now.defined_elsewhere(key, after.module) for key in touched):
             return None
+        return touched, tuple(sorted(referenced_names(after, now.visited)))
 
     def _relinted_alone(self, analysis: _Analysis, recorded: FileState, touched: frozenset[str],
-                        references: tuple[str, ...], keys: dict[Path, str], index: ProjectIndex,
+                        references: tuple[str, ...], lazy: LazyProject, keys: dict[Path, str], index: ProjectIndex,
                         project: dict[Path, ProjectFile]) -> FileState | None:
         """The new state of a changed file (whose summary makes the solve look up `references`), linted
         with the smallest solve that gives it the recorded parts of its signature except those of the
-        `touched` functions, which a change inside the module may alter (its own solve, else with its
-        importers). None when the file fails or neither solve gives those parts."""
+        `touched` functions, which a change inside the module may alter: its own, else with its
+        importers and the modules it names (read through `lazy`). None when the file fails or neither
+        solve gives those parts."""
         path = Path(analysis.display_path)
         expected = {key: digest for key, digest in recorded.parts if key not in touched}
 
-        def fits(solution: Solution) -> tuple[tuple[str, str], ...] | None:
+        def matching_parts(solution: Solution) -> tuple[tuple[str, str], ...] | None:
             parts = _part_digests(solution.signature_parts(analysis.summary))
             kept = {key: digest for key, digest in parts if key not in touched}
             return parts if solution.converged and kept == expected else None
 
         solution = solve([analysis.summary])
         own = outcome = self.lint(analysis, solution)
-        parts = fits(solution)
+        parts = matching_parts(solution)
         if parts is None:
             others = {other: file for other, file in project.items() if other != path}
-            solution = solve([analysis.summary,
-                              *self._indexed_importer_summaries(index, others, {path: project[path].module}, keys)])
-            parts = fits(solution)
+            importers = self._indexed_importer_summaries(index, others, {path: project[path].module}, keys)
+            modules = {summary.module for summary in (analysis.summary, *importers)}
+            named = [summary for summary in _named_summaries(analysis.summary, lazy) if summary.module not in modules]
+            solution = solve([analysis.summary, *importers, *named])
+            parts = matching_parts(solution)
             if parts is None:
                 return None
             outcome = self.lint(analysis, solution)
@@ -851,6 +862,22 @@ def _located(path: str, model: SemanticModel, reports: Iterable[Report],
         diagnostics.append(Diagnostic(path, range_of(report.node), report.code, report.name, report.message, fix,
                                       related))
     return diagnostics
+
+
+def _named_summaries(summary: ModuleSummary, lazy: LazyProject) -> list[ModuleSummary]:
+    """The summaries of the other modules whose functions `summary` names (and of those their array
+    leaves come from), with those resolving the names went through, as `lazy` loads them."""
+    now = lazy.overriding(summary)
+    pending = [name for group in link_groups(summary) for name in group]
+    seen: set[str] = set()
+    while pending:
+        name = pending.pop()
+        key = now.resolve(name) if name not in seen else None
+        seen.add(name)
+        function = now.function(key) if key is not None and key not in summary.functions else None
+        if function is not None:
+            pending += [leaf.callee for leaf in function.array_leaves if leaf.callee is not None]
+    return [loaded for loaded in now.loaded() if loaded.module != summary.module]
 
 
 def _run_state(outcomes: dict[Path, FileOutcome], files: dict[Path, tuple[str, str, str]],

@@ -15,8 +15,8 @@ from collections import Counter
 from collections.abc import Callable, Container, Iterable, Iterator
 
 from jaxcheck.analyzer.semantics.solver import resolve_target
+from jaxcheck.analyzer.semantics.links import edge_group, link_groups
 from jaxcheck.analyzer.semantics.summary import FunctionSummary, ModuleSummary
-from jaxcheck.analyzer.semantics.values import CallArguments, CallDep, Deps, OpaqueDep, ParamDep, StagedDep
 
 Resolve = Callable[[str], "str | None"]
 """A name to the function key it refers to in the project solve (None: no project function)."""
@@ -29,7 +29,7 @@ def referenced_names(summary: ModuleSummary, visited: Callable[[str], Iterable[s
     """Every name other than its own functions' keys that `summary` makes the solve look up, with the
     names each lookup goes through (`visited`: see :func:`.solver.resolve_target`)."""
     names: set[str] = set()
-    for group in _link_groups(summary):
+    for group in link_groups(summary):
         for name in group:
             names.update(visited(name))
     return frozenset(names - summary.functions.keys())
@@ -41,9 +41,10 @@ def changed_functions(old: ModuleSummary, new: ModuleSummary, resolve_old: Resol
     the change stays inside the module; None when it may reach another module: a touched group of linked
     functions (see the module docstring) links to a function elsewhere (`resolve_old`/`resolve_new`
     resolve the names of each summary in the project as it was and is), or one of its functions or a
-    changed module-level name is in `used_elsewhere` (names other modules look up), or the module's
-    64-bit switch changed."""
-    if (old.module, old.path, old.enables_x64) != (new.module, new.path, new.enables_x64):
+    changed module-level name is in `used_elsewhere` (names other modules look up), or whether the module
+    may turn on 64-bit mode or names 64-bit dtypes changed. Function keys must be unique in the project
+    (the caller checks that no other module defines one of them)."""
+    if (old.module, old.path, old.enables_x64, old.wide_dtypes) != (new.module, new.path, new.enables_x64, new.wide_dtypes):
         return None
     own = old.functions.keys() | new.functions.keys()
     parents: dict[str, str] = {}
@@ -67,8 +68,8 @@ def changed_functions(old: ModuleSummary, new: ModuleSummary, resolve_old: Resol
             nodes.extend(members)
         return nodes
 
-    join(_link_groups(old), resolve_old)
-    join(_link_groups(new), resolve_new)
+    join(link_groups(old), resolve_old)
+    join(link_groups(new), resolve_new)
     seeds = [key for key in own if old.functions.get(key) != new.functions.get(key)]
     changed_exports = {name for name in old.exports.keys() | new.exports.keys()
                        if old.exports.get(name) != new.exports.get(name)}
@@ -88,7 +89,7 @@ def _changed_groups(summary: ModuleSummary, other: ModuleSummary, changed_export
     """The link groups of `summary`'s calls, roots, calls in loops and re-exports that `other` lacks."""
     extra_edges = Counter(summary.edges) - Counter(other.edges)
     for edge in extra_edges:
-        yield _edge_group(edge.caller, edge.callee, edge.arguments)
+        yield edge_group(edge.caller, edge.callee, edge.arguments)
     extra_roots = Counter(summary.roots) - Counter(other.roots)
     for root in extra_roots:
         yield [root.target]
@@ -99,54 +100,6 @@ def _changed_groups(summary: ModuleSummary, other: ModuleSummary, changed_export
             yield [summary.exports[name]]
 
 
-def _link_groups(summary: ModuleSummary) -> Iterator[list[str]]:
-    """The names the solve links together, a group per call, function, root, call in a loop and
-    re-export of `summary` (a group of one links nothing but is looked up)."""
-    for edge in summary.edges:
-        yield _edge_group(edge.caller, edge.callee, edge.arguments)
-    for function in summary.functions.values():
-        yield _function_group(function)
-    for root in summary.roots:
-        yield [root.target]
-    for target in summary.repeated_calls:
-        yield [target]
-    for target in summary.exports.values():
-        yield [target]
-
-
-def _edge_group(caller: str, callee: str, arguments: CallArguments) -> list[str]:
-    return [caller, callee, *_argument_names(arguments)]
-
-
-def _function_group(function: FunctionSummary) -> list[str]:
-    names = [function.key, *([function.parent] if function.parent else []), *_dep_names(function.returns)]
-    for element in function.return_elements or ():
-        names += _dep_names(element)
-    names += [leaf.callee for leaf in function.array_leaves if leaf.callee is not None]
-    for _, arguments in function.called_params:
-        names += _argument_names(arguments)
-    return names
-
-
-def _argument_names(arguments: CallArguments) -> list[str]:
-    names = [target for _, target, _ in arguments.callables]
-    for deps in (*arguments.positional, *(deps for _, deps in arguments.keywords)):
-        names += _dep_names(deps)
-    return names
-
-
-def _dep_names(deps: Deps) -> list[str]:
-    names: list[str] = []
-    for dep in deps:
-        if isinstance(dep, (ParamDep, StagedDep)):
-            names.append(dep.function)
-        elif isinstance(dep, CallDep):
-            names += [dep.caller, dep.callee, *_argument_names(dep.arguments)]
-        elif isinstance(dep, OpaqueDep):
-            names += _dep_names(dep.inputs)
-    return names
-
-
 class Unresolvable(Exception):
     """A lookup needs a module whose summary cannot be had (unreadable entry, or a module name that
     several files share)."""
@@ -154,20 +107,50 @@ class Unresolvable(Exception):
 
 class LazyProject:
     """Resolves names as the project solve does, over module summaries loaded only when a lookup
-    needs them: `modules` maps each module of the solve to a loader of its summary (None: unusable),
-    and `overrides` gives some modules' summaries outright. Loaded summaries are shared with
+    needs them: `modules` maps each module of the solve to a loader of its summary (None: unusable);
+    `shared` are module names several files have (the solve's merge order decides: never resolved);
+    `overrides` gives some modules' summaries outright. Loaded summaries are shared with
     :meth:`overriding`."""
 
-    def __init__(self, modules: dict[str, Callable[[], ModuleSummary | None]],
+    def __init__(self, modules: dict[str, Callable[[], ModuleSummary | None]], shared: frozenset[str] = frozenset(),
                  overrides: dict[str, ModuleSummary] | None = None,
                  loaded: dict[str, ModuleSummary] | None = None) -> None:
         self.modules = modules
+        self.shared = shared
         self.overrides = overrides or {}
         self._loaded: dict[str, ModuleSummary] = {} if loaded is None else loaded
 
     def overriding(self, summary: ModuleSummary) -> LazyProject:
-        """This project with `summary` in place of its module's summary."""
-        return LazyProject(self.modules, {**self.overrides, summary.module: summary}, self._loaded)
+        """This project with `summary` in place of its module's summary; Unresolvable when several
+        files have that module name."""
+        if summary.module in self.shared:
+            raise Unresolvable(summary.module)
+        return LazyProject(self.modules, self.shared, {**self.overrides, summary.module: summary}, self._loaded)
+
+    def loaded(self) -> list[ModuleSummary]:
+        """The summaries loaded so far (not the overriding ones), in the order they were loaded."""
+        return list(self._loaded.values())
+
+    def function(self, key: str) -> FunctionSummary | None:
+        """The project function with key `key`, if any (every module that may define it is loaded)."""
+        parts = key.split(".")
+        found = None
+        for end in range(len(parts) - 1, 0, -1):
+            summary = self._summary(".".join(parts[:end]))
+            if summary is not None and key in summary.functions:
+                found = found or summary.functions[key]
+        return found
+
+    def defined_elsewhere(self, key: str, module: str) -> bool:
+        """Whether a module other than `module` defines a function with key `key` (a class of a package
+        named like one of its submodules): the solve would merge the two."""
+        parts = key.split(".")
+        for end in range(len(parts) - 1, 0, -1):
+            prefix = ".".join(parts[:end])
+            summary = self._summary(prefix) if prefix != module else None
+            if summary is not None and key in summary.functions:
+                return True
+        return False
 
     def resolve(self, name: str) -> str | None:
         """The function key `name` refers to, if any; Unresolvable when that cannot be told."""
@@ -180,6 +163,8 @@ class LazyProject:
     def _summary(self, module: str) -> ModuleSummary | None:
         if module in self.overrides:
             return self.overrides[module]
+        if module in self.shared:
+            raise Unresolvable(module)
         if module not in self.modules:
             return None
         if module not in self._loaded:
@@ -190,12 +175,7 @@ class LazyProject:
         return self._loaded[module]
 
     def _is_function(self, name: str) -> bool:
-        parts = name.split(".")
-        for end in range(len(parts) - 1, 0, -1):
-            summary = self._summary(".".join(parts[:end]))
-            if summary is not None and name in summary.functions:
-                return True
-        return False
+        return self.function(name) is not None
 
     def _forwarded(self, name: str) -> str | None:
         module, _, attribute = name.rpartition(".")

@@ -8,10 +8,11 @@ modules through qualified names and re-exports.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field, replace
 
 from jaxcheck.analyzer.semantics.jax_api import BATCHING_TRANSFORMS
+from jaxcheck.analyzer.semantics.links import link_groups
 from jaxcheck.analyzer.semantics.summary import CallEdge, FunctionSummary, ModuleSummary, TraceRoot, TraceSpec
 from jaxcheck.analyzer.semantics.values import CallDep, Dep, Deps, OpaqueDep, ParamDep, StagedDep
 
@@ -152,6 +153,7 @@ class Solution:
     _returns: dict[tuple[str, Context, bool, int | None], bool] = field(default_factory=dict)
     _in_progress: set[tuple[str, Context, bool, int | None]] = field(default_factory=set)
     _traces: dict[str, FunctionTrace | None] = field(default_factory=dict)
+    _callers_of: dict[str, set[str]] | None = None
 
     def forget_evaluations(self) -> None:
         """Drop memoized evaluations (the solve changed the state they depend on)."""
@@ -233,32 +235,31 @@ class Solution:
         return False
 
     def signature(self, summary: ModuleSummary) -> str:
-        """A canonical text of what a lint of `summary`'s module depends on in this solve: how its
-        functions are traced, which of them run repeatedly, and which parameters of the project
-        functions it imports only probe their argument or draw from it, and the trace chains its notes
-        follow. Two solves with equal signatures lint the module identically, notes included (given the
-        same contents of the files the notes cite)."""
+        """A canonical text of everything a lint of `summary`'s module reads from this solve: how its
+        functions are traced, which of them run repeatedly, receive JAX arrays or are called from other
+        modules; what the lint reads of the other modules' functions it names (their parameters, those
+        that only probe or draw from their argument, the arrays they return, whether a transform is
+        applied to them) and which of its own functions calling them may run; and the trace chains its
+        notes follow. Two solves with equal signatures lint the module identically, notes included (given
+        the same contents of the files the notes cite)."""
         return self.signature_parts(summary).text()
 
     def signature_parts(self, summary: ModuleSummary) -> SignatureParts:
         """:meth:`signature`, per function of `summary` and for the module as a whole."""
+        own = summary.functions
         functions: dict[str, tuple[str, str]] = {}
-        for key in sorted(summary.functions):
-            facts, chains = self._function_facts(key), self._chain_texts(key)
+        for key in sorted(own):
+            facts, chains = self._function_facts(key, own), self._chain_texts(key)
             if facts or chains:
                 functions[key] = ("\n".join(facts), "\n".join(chains))
-        module: list[str] = []
-        for target in sorted(set(summary.exports.values())):
-            function = self.function_named(target)
-            if function is not None and (function.inert_params or function.draws) and function.key not in summary.functions:
-                module.append(repr((target, sorted(function.inert_params), sorted(function.draws))))
+        module = [*self._named_function_facts(summary), *self._reached_from_elsewhere(summary)]
         if summary.wide_dtypes and self.x64_enabled:
             module.append("x64")
         return SignatureParts(functions, "\n".join(module))
 
-    def _function_facts(self, key: str) -> list[str]:
-        """How function `key` is traced, whether it runs repeatedly and which of its parameters receive
-        JAX arrays, as lines of a signature."""
+    def _function_facts(self, key: str, own: Container[str]) -> list[str]:
+        """How function `key` is traced, whether it runs repeatedly, which of its parameters receive
+        JAX arrays and which functions not in `own` call it, as lines of a signature."""
         parts: list[str] = []
         trace = self.trace_of(key)
         if trace is not None:
@@ -269,7 +270,73 @@ class Solution:
             parts.append(repr((key, "repeated")))
         if key in self.jax_array_params:
             parts.append(repr((key, sorted(self.jax_array_params[key]))))
+        callers = sorted(caller for caller in self._callers().get(key, ()) if caller not in own)
+        if callers:
+            parts.append(repr((key, "called from", callers)))
         return parts
+
+    def _named_function_facts(self, summary: ModuleSummary) -> list[str]:
+        """What a lint reads of the functions of other modules that `summary` names (and of those their
+        array leaves come from): parameters, probing and drawing parameters, array leaves, and whether
+        a staging transform is applied to them directly."""
+        own = summary.functions
+        pending = [key for group in link_groups(summary) for name in group
+                   if (key := self._key_of(name)) is not None and key not in own]
+        seen: set[str] = set()
+        while pending:
+            key = pending.pop()
+            if key in seen:
+                continue
+            seen.add(key)
+            pending += [leaf.callee for leaf in self.functions[key].array_leaves
+                        if leaf.callee is not None and leaf.callee in self.functions and leaf.callee not in own]
+        lines = []
+        for key in sorted(seen):
+            function, trace = self.functions[key], self.trace_of(key)
+            lines.append(repr((key, function.positional, function.keyword_only, function.var_positional,
+                               function.var_keyword, sorted(function.inert_params), sorted(function.draws),
+                               sorted(map(repr, function.array_leaves)),
+                               trace is not None and trace.direct and trace.staged)))
+        return lines
+
+    def _reached_from_elsewhere(self, summary: ModuleSummary) -> list[str]:
+        """For each function of another module that `summary`'s calls name, the functions of `summary`
+        calling it may run (see :meth:`reaches`)."""
+        own = summary.functions
+        outside = {key for edge in summary.edges if (key := self._key_of(edge.callee)) is not None and key not in own}
+        if not outside:
+            return []
+        callers = self._callers()
+        ancestors = set(own)  # every function from which one of `own` can be reached
+        pending = list(own)
+        while pending:
+            for caller in callers.get(pending.pop(), ()):
+                if caller not in ancestors:
+                    ancestors.add(caller)
+                    pending.append(caller)
+        lines = []
+        for start in sorted(outside & ancestors):
+            reached, pending = {start}, [start]
+            while pending:
+                for callee in self.callees.get(pending.pop(), ()):
+                    if callee in ancestors and callee not in reached:
+                        reached.add(callee)
+                        pending.append(callee)
+            lines.append(repr((start, "reaches", sorted(reached & own.keys()))))
+        return lines
+
+    def _key_of(self, name: str) -> str | None:
+        """The function key `name` resolves to, if any."""
+        return self.resolve(name) if self.resolve is not None else name if name in self.functions else None
+
+    def _callers(self) -> dict[str, set[str]]:
+        """Per project function, the functions that call it directly (built once per solve)."""
+        if self._callers_of is None:
+            self._callers_of = {}
+            for caller, callees in self.callees.items():
+                for callee in callees:
+                    self._callers_of.setdefault(callee, set()).add(caller)
+        return self._callers_of
 
     def _chain_texts(self, key: str) -> list[str]:
         """What the notes on findings in function `key` say and where they point, when it is traced,
