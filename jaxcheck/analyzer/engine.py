@@ -34,7 +34,7 @@ from jaxcheck.analyzer.project import (
     ModuleName, Stamp, common_folder, imported_modules, module_name_for, project_root, project_texts,
 )
 from jaxcheck.analyzer.registry import selected_codes
-from jaxcheck.analyzer.semantics.links import link_groups
+from jaxcheck.analyzer.semantics.links import linked_names
 from jaxcheck.analyzer.semantics.locality import LazyProject, changed_functions, referenced_names
 from jaxcheck.analyzer.semantics.solver import SignatureParts, Solution, findings_part, solve, visited_names
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
@@ -593,9 +593,9 @@ class Linter:
                         project: dict[Path, ProjectFile]) -> FileState | None:
         """The new state of a changed file (whose summary makes the solve look up `references`), linted
         with the smallest solve that gives it the recorded parts of its signature except those of the
-        `touched` functions, which a change inside the module may alter: its own, else with its
-        importers and the modules it names (read through `lazy`). None when the file fails or neither
-        solve gives those parts."""
+        `touched` functions, which a change inside the module may alter: with the modules it names (read
+        through `lazy`), else with its importers too. None when the file fails or neither solve gives
+        those parts. Its own entry keeps the lint with its own solve (the first pass of a whole run)."""
         path = Path(analysis.display_path)
         expected = {key: digest for key, digest in recorded.parts if key not in touched}
 
@@ -604,19 +604,20 @@ class Linter:
             kept = {key: digest for key, digest in parts if key not in touched}
             return parts if solution.converged and kept == expected else None
 
-        solution = solve([analysis.summary])
-        own = outcome = self.lint(analysis, solution)
+        alone = solve([analysis.summary])
+        own = self.lint(analysis, alone)
+        named = _named_summaries(analysis.summary, lazy)
+        solution = solve([analysis.summary, *named]) if named else alone
         parts = matching_parts(solution)
         if parts is None:
             others = {other: file for other, file in project.items() if other != path}
             importers = self._indexed_importer_summaries(index, others, {path: project[path].module}, keys)
-            modules = {summary.module for summary in (analysis.summary, *importers)}
-            named = [summary for summary in _named_summaries(analysis.summary, lazy) if summary.module not in modules]
-            solution = solve([analysis.summary, *importers, *named])
+            modules = {summary.module for summary in importers}
+            solution = solve([analysis.summary, *importers, *(summary for summary in named if summary.module not in modules)])
             parts = matching_parts(solution)
             if parts is None:
                 return None
-            outcome = self.lint(analysis, solution)
+        outcome = own if solution is alone else self.lint(analysis, solution)
         if own.errors or outcome.errors:
             return None
         index.cache.store(keys[path], FileOutcome(own.diagnostics, [], analysis.summary, own.signature))
@@ -868,7 +869,7 @@ def _named_summaries(summary: ModuleSummary, lazy: LazyProject) -> list[ModuleSu
     """The summaries of the other modules whose functions `summary` names (and of those their array
     leaves come from), with those resolving the names went through, as `lazy` loads them."""
     now = lazy.overriding(summary)
-    pending = [name for group in link_groups(summary) for name in group]
+    pending = list(linked_names(summary))
     seen: set[str] = set()
     while pending:
         name = pending.pop()

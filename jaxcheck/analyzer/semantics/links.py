@@ -26,6 +26,11 @@ def link_groups(summary: ModuleSummary) -> Iterator[list[str]]:
         yield [target]
 
 
+def linked_names(summary: ModuleSummary) -> set[str]:
+    """Every name in `summary`'s link groups."""
+    return {name for group in link_groups(summary) for name in group}
+
+
 def edge_group(caller: str, callee: str, arguments: CallArguments) -> list[str]:
     return [caller, callee, *_argument_names(arguments)]
 

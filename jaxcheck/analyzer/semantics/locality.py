@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Container, Iterable, Iterator
 
 from jaxcheck.analyzer.semantics.solver import resolve_target
-from jaxcheck.analyzer.semantics.links import edge_group, link_groups
+from jaxcheck.analyzer.semantics.links import edge_group, link_groups, linked_names
 from jaxcheck.analyzer.semantics.summary import FunctionSummary, ModuleSummary
 
 Resolve = Callable[[str], "str | None"]
@@ -29,9 +29,8 @@ def referenced_names(summary: ModuleSummary, visited: Callable[[str], Iterable[s
     """Every name other than its own functions' keys that `summary` makes the solve look up, with the
     names each lookup goes through (`visited`: see :func:`.solver.resolve_target`)."""
     names: set[str] = set()
-    for group in link_groups(summary):
-        for name in group:
-            names.update(visited(name))
+    for name in linked_names(summary):
+        names.update(visited(name))
     return frozenset(names - summary.functions.keys())
 
 

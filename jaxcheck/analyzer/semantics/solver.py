@@ -12,7 +12,7 @@ from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field, replace
 
 from jaxcheck.analyzer.semantics.jax_api import BATCHING_TRANSFORMS
-from jaxcheck.analyzer.semantics.links import link_groups
+from jaxcheck.analyzer.semantics.links import linked_names
 from jaxcheck.analyzer.semantics.summary import CallEdge, FunctionSummary, ModuleSummary, TraceRoot, TraceSpec
 from jaxcheck.analyzer.semantics.values import CallDep, Dep, Deps, OpaqueDep, ParamDep, StagedDep
 
@@ -277,11 +277,11 @@ class Solution:
 
     def _named_function_facts(self, summary: ModuleSummary) -> list[str]:
         """What a lint reads of the functions of other modules that `summary` names (and of those their
-        array leaves come from): parameters, probing and drawing parameters, array leaves, and whether
-        a staging transform is applied to them directly."""
+        array leaves come from): that they exist, which parameters only probe or draw from their
+        argument (with the parameters arguments bind to, when any do), the arrays they return, and
+        whether a staging transform is applied to them directly."""
         own = summary.functions
-        pending = [key for group in link_groups(summary) for name in group
-                   if (key := self._key_of(name)) is not None and key not in own]
+        pending = [key for name in linked_names(summary) if (key := self._key_of(name)) is not None and key not in own]
         seen: set[str] = set()
         while pending:
             key = pending.pop()
@@ -293,10 +293,11 @@ class Solution:
         lines = []
         for key in sorted(seen):
             function, trace = self.functions[key], self.trace_of(key)
-            lines.append(repr((key, function.positional, function.keyword_only, function.var_positional,
-                               function.var_keyword, sorted(function.inert_params), sorted(function.draws),
-                               sorted(map(repr, function.array_leaves)),
-                               trace is not None and trace.direct and trace.staged)))
+            probes = function.inert_params or function.draws
+            binding = (function.positional, function.keyword_only, function.var_positional, function.var_keyword)
+            facts = (binding if probes else (), sorted(function.inert_params), sorted(function.draws),
+                     sorted(map(repr, function.array_leaves)), trace is not None and trace.direct and trace.staged)
+            lines.append(repr((key, *facts)) if any(facts) else key)
         return lines
 
     def _reached_from_elsewhere(self, summary: ModuleSummary) -> list[str]:
