@@ -55,6 +55,8 @@ SYNTAX_ERROR_CODE = "JAX001"
 SYNTAX_ERROR_NAME = "syntax-error"
 MAX_CUTOFF_FILES = 16
 """A re-run with more changed files than this checks the whole request (see :meth:`Linter._early_cutoff`)."""
+MODULE_PART = ""
+"""The key of a module's part of its solve signature among its functions' parts (no function key is empty)."""
 MAX_KEPT_SOLVES = 8
 """How many files' last project solves a linter keeps for editor checks (see :meth:`Linter._solve_for`)."""
 
@@ -464,7 +466,6 @@ class Linter:
             else:
                 importer_summaries = self._importer_summaries(root, finder, modules)
             summaries += importer_summaries
-            signatures = {path: outcome.signature for path, outcome in outcomes.items()}
             solution = None
             parts: dict[Path, SignatureParts] = {}
             if len(summaries) > 1:
@@ -475,7 +476,7 @@ class Linter:
                     if outcome.summary is None:
                         continue
                     parts[path] = solution.signature_parts(outcome.summary)
-                    signature = signatures[path] = parts[path].text()
+                    signature = parts[path].text()
                     same_findings = findings_part(signature) == findings_part(outcome.signature)
                     if signature != outcome.signature and (outcome.diagnostics or not same_findings):
                         stale[path] = tasks[path]
@@ -491,8 +492,7 @@ class Linter:
         if index is not None:
             if run_key is not None and state_key is not None and keys is not None and not report.errors:
                 index.store_run(run_key, report.diagnostics)
-                files = {path: (checked[path].digest, keys[path], signatures[path]) for path in outcomes}
-                index.store_state(state_key, _run_state(outcomes, files, importer_summaries,
+                index.store_state(state_key, _run_state(outcomes, checked, keys, importer_summaries,
                                                         solution or solve(summaries), parts))
             index.save()
         report.notes.extend(_ignored_entries_note(cache))
@@ -621,8 +621,7 @@ class Linter:
         if own.errors or outcome.errors:
             return None
         index.cache.store(keys[path], FileOutcome(own.diagnostics, [], analysis.summary, own.signature))
-        return FileState(str(path), project[path].digest, keys[path], hash_parts(solution.signature(analysis.summary)),
-                         tuple(outcome.diagnostics), tuple(cited for cited, _ in outcome.cited), parts, references)
+        return FileState(str(path), project[path].digest, keys[path], tuple(outcome.diagnostics), tuple(cited for cited, _ in outcome.cited), parts, references)
 
     def _outcomes(self, checker: Checker, tasks: dict[Path, FileTask], solution: Solution | None,
                   cache: ResultCache | None, keys: dict[Path, str] | None,
@@ -881,22 +880,21 @@ def _named_summaries(summary: ModuleSummary, lazy: LazyProject) -> list[ModuleSu
     return [loaded for loaded in now.loaded() if loaded.module != summary.module]
 
 
-def _run_state(outcomes: dict[Path, FileOutcome], files: dict[Path, tuple[str, str, str]],
+def _run_state(outcomes: dict[Path, FileOutcome], checked: dict[Path, ProjectFile], keys: dict[Path, str],
                importer_summaries: list[ModuleSummary], solution: Solution,
                parts: dict[Path, SignatureParts]) -> RunState:
-    """The state of a complete run: per checked file (its digest, own key and signature in `files`) its
-    findings, the files their notes cite, its signature's parts in `solution` (computed unless in
-    `parts`) and the names its summary looks up; the importers solved with them and their names."""
+    """The state of a complete run: per checked file its digest, own key (in `keys`), findings, the
+    files their notes cite, its signature's parts in `solution` (computed unless in `parts`) and the
+    names its summary looks up; the importers solved with them and their names."""
     def visit(name: str) -> list[str]:
         return visited_names(solution, name)
 
     states = []
     for path, outcome in outcomes.items():
-        digest, own_key, signature = files[path]
         summary = outcome.summary
         pieces = parts.get(path) or (solution.signature_parts(summary) if summary is not None else None)
         states.append(FileState(
-            str(path), digest, own_key, hash_parts(signature), tuple(outcome.diagnostics),
+            str(path), checked[path].digest, keys[path], tuple(outcome.diagnostics),
             tuple(cited for cited, _ in outcome.cited), _part_digests(pieces) if pieces is not None else (),
             tuple(sorted(referenced_names(summary, visit))) if summary is not None else ()))
     importer_names = set().union(*(referenced_names(summary, visit) for summary in importer_summaries))
@@ -905,8 +903,8 @@ def _run_state(outcomes: dict[Path, FileOutcome], files: dict[Path, tuple[str, s
 
 
 def _part_digests(parts: SignatureParts) -> tuple[tuple[str, str], ...]:
-    """A digest per function's part of a signature, and one for the module's part (key "")."""
-    return (("", hash_parts(parts.module)),
+    """A digest per function's part of a signature, and one for the module's part (key MODULE_PART)."""
+    return ((MODULE_PART, hash_parts(parts.module_facts)),
             *((key, hash_parts(facts, chains)) for key, (facts, chains) in parts.functions.items()))
 
 

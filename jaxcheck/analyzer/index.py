@@ -16,9 +16,8 @@ Three kinds of entries, all JSON data checked on read like the result cache's (:
   import them). An unchanged re-run hashes the files and reads one record, without summaries,
   solving or LibCST.
 - **Run states**: the last complete run of a request (its files, not their contents): per checked
-  file, the digest it had, the key of its own entry (which holds its summary), digests of its solve
-  signature and of that signature's parts, the names its summary makes the solve look up, and its
-  findings. A re-run after a few files changed compares their new summaries with the old ones: when all
+  file, the digest it had, the key of its own entry (which holds its summary), digests of the parts
+  of its solve signature, the names its summary makes the solve look up, and its findings. A re-run after a few files changed compares their new summaries with the old ones: when all
   are equal (a comment, a docstring, a constant: most edits inside a body), the project solve is the
   same as last time, so every other file keeps its findings and only the changed files are linted again
   (the early cutoff of incremental build systems). When one summary changed, but only in groups of
@@ -72,15 +71,14 @@ class RunRecord:
 @dataclass(frozen=True, slots=True)
 class FileState:
     """One checked file in a :class:`RunState`: its path, the digest of its bytes, the key of its own
-    result entry, a digest of the solve signature it was linted with, its findings, the other files
-    their notes cite, the digests of the signature's parts (per function key, and "" for the module:
-    see `Solution.signature_parts`) and the names its summary makes the solve look up (see
+    result entry, its findings, the other files their notes cite, the digests of the parts of the
+    solve signature it was linted with (per function key, and "" for the module's part: see
+    `Solution.signature_parts`) and the names its summary makes the solve look up (see
     :func:`.locality.referenced_names`)."""
 
     path: str
     digest: str
     own_key: str
-    signature: str
     diagnostics: tuple[Diagnostic, ...]
     cites: tuple[str, ...] = ()
     parts: tuple[tuple[str, str], ...] = ()
@@ -91,7 +89,7 @@ class FileState:
 class RunState:
     """The checked files of the last complete run of a request (see the module docstring), the other
     files solved with them (importers) and the names those make the solve look up, and whether the
-    solve reached its fixpoint."""
+    solve reached its fixpoint (a state without that knowledge allows no cutoff for a changed summary)."""
 
     files: tuple[FileState, ...]
     importers: tuple[str, ...] = ()

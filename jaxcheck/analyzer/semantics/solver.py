@@ -98,13 +98,14 @@ class SignatureParts:
     parameters of imported functions that probe or draw, and 64-bit mode)."""
 
     functions: dict[str, tuple[str, str]]
-    module: str
+    """Per function key, its facts and its chains (only functions that have any)."""
+    module_facts: str
 
     def text(self) -> str:
         """The signature: every function's facts in key order, the module's part, then the chains."""
         facts = [text for text, _ in self.functions.values() if text]
         chains = [text for _, text in self.functions.values() if text]
-        return "\n".join([*facts, *([self.module] if self.module else [])]) + f"\n{NOTES_MARK}\n" + "\n".join(chains)
+        return "\n".join([*facts, *([self.module_facts] if self.module_facts else [])]) + f"\n{NOTES_MARK}\n" + "\n".join(chains)
 
 
 @dataclass
