@@ -14,7 +14,12 @@ from conftest import make_package
 
 from jaxcheck.analyzer import engine
 from jaxcheck.analyzer.config import Configuration
+from jaxcheck.analyzer.diagnostics import Diagnostic
 from jaxcheck.analyzer.engine import CheckReport, Linter
+from jaxcheck.analyzer.outcome import FileOutcome
+from jaxcheck.analyzer.parsing import run_with_deep_stack
+from jaxcheck.analyzer.project import module_name_for
+from jaxcheck.analyzer.semantics.solver import solve
 from tests.test_cache import TRAIN, UTILS  # the same two-module project: a jitted step, a helper
 
 UNTRACED_TRAIN = "from .utils import clip_positive\n\ndef step(x):\n    return clip_positive(x)\n"
@@ -310,3 +315,41 @@ def test_an_edit_gives_the_findings_a_cold_run_gives(tmp_path: Path, case: str):
     for name, text in after.items():
         (root / name).write_text(text)
     _same_as_cold([root], cache)
+
+
+def _linted_with_the_whole_solve(root: Path) -> list[Diagnostic]:
+    """Every file of `root` linted with the solve of the whole project (what the two passes of a run
+    must reproduce: the first with each file's own solve, the second only where that can differ)."""
+    linter = Linter(Configuration())
+    paths = sorted(root.rglob("*.py"))
+
+    def run() -> list[Diagnostic]:
+        analyses = [linter.analyze(str(path), path.read_bytes(), module_name_for(path)) for path in paths]
+        solution = solve([analysis.summary for analysis in analyses if not isinstance(analysis, FileOutcome)])
+        found: list[Diagnostic] = []
+        for analysis in analyses:
+            found += analysis.diagnostics if isinstance(analysis, FileOutcome) else linter.lint(analysis, solution).diagnostics
+        return sorted(set(found))
+
+    return run_with_deep_stack(run)
+
+
+CROSS_MODULE_READS = {
+    **WARM_LIKE_COLD,
+    "an item store into arrays another module's helper returns": ({
+        "pkg/__init__.py": "", "pkg/n.py": "import jax.numpy as jnp\n\ndef init(n):\n    return {'w': jnp.zeros(n)}\n",
+        "pkg/m.py": "from pkg.n import init\n\ndef main():\n    p = init(3)\n    p['w'][0] = 0.0\n",
+    }, {"pkg/n.py": "def init(n):\n    return {'w': [0.0] * n}\n"}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CROSS_MODULE_READS))
+@pytest.mark.parametrize("state", [0, 1])
+def test_a_run_gives_the_findings_of_the_whole_solve(tmp_path: Path, case: str, state: int):
+    root = tmp_path / "project"
+    for files in CROSS_MODULE_READS[case][: state + 1]:
+        for name, text in files.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text)
+    (root / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    assert _check([root], None).diagnostics == _linted_with_the_whole_solve(root)

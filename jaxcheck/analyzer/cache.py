@@ -52,7 +52,7 @@ class ResultCache:
 
     @staticmethod
     def solved_key(key: str, signature: str) -> str:
-        """The key of a file's result linted with a project solve of this `signature` (see `Solution.signature`)."""
+        """The key of a file's result linted with a project solve of this `signature` (see `Solution.signature_parts`)."""
         return _hash(key, signature)
 
     def load(self, key: str) -> FileOutcome | None:

@@ -251,7 +251,9 @@ class Linter:
             diagnostics = Suppressions.scan(source_lines(analysis.text)).filter(diagnostics)
         cited = sorted({(note.path, solution.digests.get(note.path, "")) for diagnostic in diagnostics
                         for note in diagnostic.related if note.path is not None and note.path != analysis.display_path})
-        return FileOutcome(diagnostics, errors, analysis.summary, solution.signature(analysis.summary), tuple(cited))
+        reads = tuple(sorted(model.reads))
+        return FileOutcome(diagnostics, errors, analysis.summary, solution.lint_signature(analysis.summary, reads),
+                           tuple(cited), reads)
 
     def check_file(self, display_path: str, data: bytes, module: ModuleName,
                    solution: Solution | None = None) -> FileOutcome:
@@ -476,12 +478,12 @@ class Linter:
                     if outcome.summary is None:
                         continue
                     parts[path] = solution.signature_parts(outcome.summary)
-                    signature = parts[path].text()
+                    signature = solution.lint_signature(outcome.summary, outcome.reads, parts[path])
                     same_findings = findings_part(signature) == findings_part(outcome.signature)
                     if signature != outcome.signature and (outcome.diagnostics or not same_findings):
                         stale[path] = tasks[path]
                         if keys is not None:
-                            stale_keys[path] = ResultCache.solved_key(keys[path], signature)
+                            stale_keys[path] = ResultCache.solved_key(keys[path], parts[path].text())
                 for path, outcome in self._outcomes(checker, stale, solution, cache, stale_keys, None).items():
                     outcome.summary = outcome.summary or outcomes[path].summary
                     outcomes[path] = outcome
@@ -620,7 +622,7 @@ class Linter:
         outcome = own if solution is alone else self.lint(analysis, solution)
         if own.errors or outcome.errors:
             return None
-        index.cache.store(keys[path], FileOutcome(own.diagnostics, [], analysis.summary, own.signature))
+        index.cache.store(keys[path], FileOutcome(own.diagnostics, [], analysis.summary, own.signature, (), own.reads))
         return FileState(str(path), project[path].digest, keys[path], tuple(outcome.diagnostics), tuple(cited for cited, _ in outcome.cited), parts, references)
 
     def _outcomes(self, checker: Checker, tasks: dict[Path, FileTask], solution: Solution | None,

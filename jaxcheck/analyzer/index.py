@@ -6,7 +6,7 @@ Three kinds of entries, all JSON data checked on read like the result cache's (:
 - **Per-file results and summaries** (the :class:`ResultCache` entries): a file's own outcome, with its
   `ModuleSummary`, under the hash of its bytes, path, module and the run's fingerprint (jaxcheck's
   version and sources, settings, rules); the outcome linted with a project solve under that key plus
-  the solve's signature for the file (`Solution.signature`); and the summary alone of a project
+  the solve's signature for the file (`Solution.signature_parts`); and the summary alone of a project
   module that is only needed for the solve (an importer of a checked file).
 - **An import table** per project root: for each file, the digest of its bytes, its module name and
   the modules it may import. Finding the importers of a checked file then needs no decoding or

@@ -15,7 +15,8 @@ from jaxcheck.analyzer.semantics.summary import ModuleSummary
 @dataclass(slots=True)
 class FileOutcome:
     """One file's result: findings, errors, its summary and the signature of the project solve it was
-    linted with (see `Solution.signature`; plain data: it crosses processes, the cache stores it as JSON)."""
+    linted with, narrowed to what the lint read (see `Solution.lint_signature`; plain data: it crosses
+    processes, the cache stores it as JSON)."""
 
     diagnostics: list[Diagnostic]
     errors: list[FileError]
@@ -24,6 +25,8 @@ class FileOutcome:
     cited: tuple[tuple[str, str], ...] = ()
     """The other files the findings' notes cite, with the content digest each had (a cached result is
     stale when one of them changed: its notes may point at moved lines)."""
+    reads: tuple[str, ...] = ()
+    """What the lint asked the solve about other modules (see `SemanticModel.reads`)."""
 
 
 class FileLinter(Protocol):

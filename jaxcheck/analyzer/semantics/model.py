@@ -18,7 +18,9 @@ from jaxcheck.analyzer.semantics.objects import CONSTRUCTORS
 from jaxcheck.analyzer.semantics.prng import CarryShape, KeyReuse, find_key_reuses
 from jaxcheck.analyzer.semantics.scopes import BindingKind
 from jaxcheck.analyzer.semantics.shapes import OutOfBounds, out_of_bounds
-from jaxcheck.analyzer.semantics.solver import ChainLink, FunctionTrace, Solution
+from jaxcheck.analyzer.semantics.solver import (
+    ARRAY_LEAVES, CALLERS, DRAWS, REACHES, STAGED_ROOT, X64, ChainLink, FunctionTrace, Solution,
+)
 from jaxcheck.analyzer.semantics.summary import CallEdge, FunctionSummary, ModuleSummary, TraceSpec
 from jaxcheck.analyzer.semantics.values import (
     BOOL_MASK,
@@ -54,6 +56,20 @@ class SemanticModel:
         self._refs: set[tuple[str, str]] | None = None
         self._drawing_callers: set[str] | None = None
         self._referenced: frozenset[str] | None = None
+        self.reads: set[str] = set()
+        """What this model has asked the solve about other modules (see `Solution.lint_signature`): the
+        names it looked up, and `REACHES`/`CALLERS` questions."""
+
+    def _named(self, name: str, facet: str = "") -> FunctionSummary | None:
+        """The project function `name` refers to, recorded in :attr:`reads` with the `facet` of it the
+        caller reads (`DRAWS`, `STAGED_ROOT`; "" for all of it)."""
+        self.reads.add(name + facet)
+        return self.solution.function_named(name)
+
+    def _reaches(self, callee: str, function: str) -> bool:
+        """`Solution.reaches` (recorded in :attr:`reads`)."""
+        self.reads.add(callee + REACHES)
+        return self.solution.reaches(callee, function)
 
     def locate(self, nodes: Iterable[cst.CSTNode]) -> None:
         """Compute the ranges of `nodes` in one pass over the file; :meth:`position` then reads them."""
@@ -184,12 +200,13 @@ class SemanticModel:
             return True
         if id(node) in self.records.transformed_calls or id(node.func) in self.records.called_transforms:
             return True
-        function = self.solution.function_named(name) if name is not None else None
+        function = self._named(name, STAGED_ROOT) if name is not None else None
         trace = self.solution.trace_of(function.key) if function is not None else None
         return trace is not None and trace.direct and trace.staged
 
     def project_enables_x64(self) -> bool:
         """True when some module of the project (as far as this run sees it) may turn on 64-bit mode."""
+        self.reads.add(X64)
         return self.solution.x64_enabled or self.summary.enables_x64
 
     # ----------------------------------------------------------------- names, bindings, objects
@@ -230,14 +247,14 @@ class SemanticModel:
         for change in self.records.history.changes_of(outer.scope, name, after):
             if path is not None and change.path is not None and change.path != path:
                 continue
-            if reader is None or order.goes_stale(change, outer.scope, outer.module_level, reader, self.solution.reaches):
+            if reader is None or order.goes_stale(change, outer.scope, outer.module_level, reader, self._reaches):
                 return change
         return None
 
     def change_after(self, outer: OuterName, change: ChangeSite, reader: str) -> cst.CSTNode | None:
         """The call in the variable's own scope after which `change` makes `reader`'s program stale (it
         may trace `reader` first), when program order decides it; None otherwise."""
-        event = self.records.program_order.traced_before(change, outer.scope, reader, self.solution.reaches)
+        event = self.records.program_order.traced_before(change, outer.scope, reader, self._reaches)
         return event.node if event is not None else None
 
     def outer_variable_reads(self) -> list[tuple[cst.Name, str]]:
@@ -324,7 +341,7 @@ class SemanticModel:
             changed = True
             while changed:
                 changed = False
-                for edge in self.summary.edges:
+                for edge in self.summary.edges:  # refs given to another module's function end there
                     callee = functions.get(edge.callee)
                     if callee is None or not any(f == edge.caller for f, _ in refs):
                         continue
@@ -359,6 +376,7 @@ class SemanticModel:
     def _returns_array(self, returned: Returned, seen: frozenset[Returned] = frozenset()) -> bool:
         """Whether every `return` of `returned.function` holds a JAX array at `returned.path` or above it
         (an item of an array is an array), following returns of other project functions."""
+        self.reads.add(returned.function + ARRAY_LEAVES)
         function = self.solution.functions.get(returned.function)
         if function is None or returned in seen:
             return False
@@ -415,6 +433,7 @@ class SemanticModel:
         owner, _, name = function.rpartition(".")
         if not name.startswith("_") or name.startswith("__") or function in seen:
             return False
+        self.reads.add(function + CALLERS)
         callers = {caller for caller, callees in self.solution.callees.items() if function in callees}
         return bool(callers) and all(
             caller.rpartition(".")[0] == owner
@@ -502,7 +521,7 @@ class SemanticModel:
         leaves unmapped that `f` passes straight to a consuming `jax.random` call, so every example
         draws the same numbers."""
         entry = self.records.unbatched_targets.get(id(node))
-        function = self.solution.function_named(entry[0]) if entry is not None else None
+        function = self._named(entry[0]) if entry is not None else None
         if entry is None or function is None or not function.draws:
             return []
         spec = entry[1]
@@ -515,7 +534,7 @@ class SemanticModel:
         if self._drawing_callers is None:
             self._drawing_callers = set()
             for edge in self.summary.edges:
-                callee = self.solution.function_named(edge.callee)
+                callee = self._named(edge.callee, DRAWS)
                 if callee is not None and callee.draws:
                     self._drawing_callers.add(edge.caller)
         return self._drawing_callers
@@ -527,7 +546,7 @@ class SemanticModel:
         name = self.call_name(call)
         if name is None:
             return False
-        callee = self.solution.function_named(name)
+        callee = self._named(name)
         if callee is None:
             return keyword in jax_api.KEY_KEYWORDS and name.startswith(jax_api.KEY_TAKING_LIBRARIES)
         return not self._draws_nothing(call, position, keyword)
@@ -536,7 +555,7 @@ class SemanticModel:
         """True unless the call's callee is a project function that passes the parameter this argument
         binds to straight to a consuming `jax.random` call."""
         name = self.call_name(call)
-        callee = self.solution.function_named(name) if name is not None else None
+        callee = self._named(name) if name is not None else None
         if callee is None:
             return True
         parameter = callee.parameter_for(position, keyword, self._bound_arguments(call, callee))
@@ -552,7 +571,7 @@ class SemanticModel:
         """True when the call's callee is a project function that only probes the parameter this
         argument binds to (`is_prng_key(key)` reads `key.shape`): passing a key there draws nothing."""
         name = self.call_name(call)
-        callee = self.solution.function_named(name) if name is not None else None
+        callee = self._named(name) if name is not None else None
         if callee is None:
             return False
         parameter = callee.parameter_for(position, keyword, self._bound_arguments(call, callee))

@@ -18,6 +18,17 @@ from jaxcheck.analyzer.semantics.values import CallDep, Dep, Deps, OpaqueDep, Pa
 
 NOTES_MARK = "# notes"
 """Separates the part of a solve signature that only the notes of findings depend on (the trace chains)."""
+REACHES = "\0reaches"
+"""Marks a lint's question which of its functions calling a name may run (see :meth:`Solution.reaches`)."""
+CALLERS = "\0callers"
+"""Marks a lint's question which functions call one of its functions."""
+X64 = "\0x64"
+"""Marks a lint's question whether some module of the project may turn on 64-bit mode."""
+DRAWS, STAGED_ROOT, ARRAY_LEAVES = "\0draws", "\0staged", "\0leaves"
+"""Mark a lint's lookup of a function that reads only whether it draws from a key parameter, only whether
+a staging transform is applied to it directly, or only the arrays it returns (`functions.get`, no
+re-exports followed)."""
+FACETS = (DRAWS, STAGED_ROOT, ARRAY_LEAVES)
 MAX_REEXPORT_HOPS = 8
 MAX_ROUNDS = 100
 """A bound on fixpoint rounds: guards (`ParamDep.unless`) make the solve non-monotone in principle."""
@@ -93,9 +104,10 @@ class _Frame:
 
 @dataclass(frozen=True, slots=True)
 class SignatureParts:
-    """A solve signature (see :meth:`Solution.signature`) in pieces: per function of the module that
-    has any, its facts and its trace chains; and what the module's lint reads beyond its functions (the
-    parameters of imported functions that probe or draw, and 64-bit mode)."""
+    """A solve signature (see :meth:`Solution.signature_parts`) in pieces: per function of the module that
+    has any, its facts and its trace chains; and the rest, which links the module to others (what it
+    reads of the functions it names, which of its functions those may run, which of its functions other
+    modules call) and 64-bit mode."""
 
     functions: dict[str, tuple[str, str]]
     """Per function key, its facts and its chains (only functions that have any)."""
@@ -235,32 +247,95 @@ class Solution:
                     pending.append(next_key)
         return False
 
-    def signature(self, summary: ModuleSummary) -> str:
-        """A canonical text of everything a lint of `summary`'s module reads from this solve: how its
-        functions are traced, which of them run repeatedly, receive JAX arrays or are called from other
-        modules; what the lint reads of the other modules' functions it names (their parameters, those
-        that only probe or draw from their argument, the arrays they return, whether a transform is
-        applied to them) and which of its own functions calling them may run; and the trace chains its
-        notes follow. Two solves with equal signatures lint the module identically, notes included (given
-        the same contents of the files the notes cite)."""
-        return self.signature_parts(summary).text()
-
     def signature_parts(self, summary: ModuleSummary) -> SignatureParts:
-        """:meth:`signature`, per function of `summary` and for the module as a whole."""
+        """Everything a lint of `summary`'s module may read from this solve, as text in pieces: how its
+        functions are traced, which of them run repeatedly, receive JAX arrays or are called from other
+        modules, and the trace chains its notes follow (per function); what the lint reads of the other
+        modules' functions it names (their parameters, those that only probe or draw from their
+        argument, the arrays they return, whether a transform is applied to them) and which of its own
+        functions calling them may run. Two solves with equal parts lint the module identically, notes
+        included (given the same contents of the files the notes cite); `SignatureParts.text` is the
+        whole signature."""
+        own = summary.functions
+        callers = self._callers()
+        module = [*self._named_function_facts(summary), *self._reached_from_elsewhere(summary),
+                  *(repr((key, "called from", sorted(elsewhere))) for key in sorted(own)
+                    if (elsewhere := {caller for caller in callers.get(key, ()) if caller not in own}))]
+        if summary.wide_dtypes and self.x64_enabled:
+            module.append("x64")
+        return SignatureParts(self._function_parts(summary), "\n".join(module))
+
+    def _function_parts(self, summary: ModuleSummary) -> dict[str, tuple[str, str]]:
+        """Per function of `summary` that has any, its facts and its chains (see :meth:`signature_parts`)."""
         own = summary.functions
         functions: dict[str, tuple[str, str]] = {}
         for key in sorted(own):
-            facts, chains = self._function_facts(key, own), self._chain_texts(key)
+            facts, chains = self._function_facts(key), self._chain_texts(key)
             if facts or chains:
                 functions[key] = ("\n".join(facts), "\n".join(chains))
-        module = [*self._named_function_facts(summary), *self._reached_from_elsewhere(summary)]
-        if summary.wide_dtypes and self.x64_enabled:
-            module.append("x64")
-        return SignatureParts(functions, "\n".join(module))
+        return functions
 
-    def _function_facts(self, key: str, own: Container[str]) -> list[str]:
-        """How function `key` is traced, whether it runs repeatedly, which of its parameters receive
-        JAX arrays and which functions not in `own` call it, as lines of a signature."""
+    def lint_signature(self, summary: ModuleSummary, reads: Iterable[str], parts: SignatureParts | None = None) -> str:
+        """The signature (see :meth:`signature_parts`) narrowed to what one lint of `summary`'s module did read of other modules
+        (`reads`: the names it looked up, and `REACHES`/`CALLERS` questions; see `SemanticModel.reads`):
+        a lint is deterministic, so a solve that answers all of them alike lints the module alike.
+        `parts` are this solve's :meth:`signature_parts` of `summary`, when known."""
+        functions = parts.functions if parts is not None else self._function_parts(summary)
+        own = summary.functions
+        answers = []
+        for read in sorted(set(reads)):
+            if read == X64:
+                answers.append(repr((read, self.x64_enabled)))
+            elif read.endswith(CALLERS):
+                key = read[: -len(CALLERS)]
+                answers.append(repr((read, sorted(self._callers().get(key, ())))))
+            elif read.endswith(REACHES):
+                name = read[: -len(REACHES)]
+                answers.append(repr((read, sorted(self._reached(name) & own.keys()))))
+            else:
+                answers.append(repr((read, self._lookup_answer(read, own))))
+        facts = [text for text, _ in functions.values() if text]
+        chains = [text for _, text in functions.values() if text]
+        return "\n".join([*facts, *answers]) + f"\n{NOTES_MARK}\n" + "\n".join(chains)
+
+    def _reached(self, callee: str) -> set[str]:
+        """Every function calling `callee` may run (see :meth:`reaches`)."""
+        start = self._key_of(callee)
+        if start is None:
+            return set()
+        reached, pending = {start}, [start]
+        while pending:
+            for next_key in self.callees.get(pending.pop(), ()):
+                if next_key not in reached:
+                    reached.add(next_key)
+                    pending.append(next_key)
+        return reached
+
+    def _lookup_answer(self, read: str, own: Container[str]) -> object:
+        """What a lint reads of the project function a lookup (`name`, or `name` with a facet) finds:
+        the facet; else nothing more for one of its own module (its summary and facts are in the
+        signature already), and for another's its parameters, those that only probe or draw from their argument, its array
+        leaves and whether a staging transform is applied to it directly."""
+        facet = next((facet for facet in FACETS if read.endswith(facet)), "")
+        name = read[: len(read) - len(facet)]
+        function = self.functions.get(name) if facet == ARRAY_LEAVES else self.function_named(name)
+        trace = self.trace_of(function.key) if function is not None else None
+        staged_root = trace is not None and trace.direct and trace.staged
+        leaves = sorted(map(repr, function.array_leaves)) if function is not None else []
+        if facet == DRAWS:  # a function found without draws reads like one not found
+            return function is not None and bool(function.draws)
+        if facet == STAGED_ROOT:
+            return staged_root
+        if facet == ARRAY_LEAVES:
+            return leaves
+        if function is None or function.key in own:
+            return None if function is None else function.key
+        return (function.key, function.positional, function.keyword_only, function.var_positional, function.var_keyword,
+                sorted(function.inert_params), sorted(function.draws), leaves, staged_root)
+
+    def _function_facts(self, key: str) -> list[str]:
+        """How function `key` is traced, whether it runs repeatedly and which of its parameters receive
+        JAX arrays, as lines of a signature."""
         parts: list[str] = []
         trace = self.trace_of(key)
         if trace is not None:
@@ -271,9 +346,6 @@ class Solution:
             parts.append(repr((key, "repeated")))
         if key in self.jax_array_params:
             parts.append(repr((key, sorted(self.jax_array_params[key]))))
-        callers = sorted(caller for caller in self._callers().get(key, ()) if caller not in own)
-        if callers:
-            parts.append(repr((key, "called from", callers)))
         return parts
 
     def _named_function_facts(self, summary: ModuleSummary) -> list[str]:
@@ -454,7 +526,7 @@ class Solution:
 
 
 def findings_part(signature: str) -> str:
-    """The part of a solve signature (see `Solution.signature`) that a module's findings depend on, all
+    """The part of a solve signature (`SignatureParts.text`, `Solution.lint_signature`) that a module's findings depend on, all
     but their notes: when only the rest differs, a lint without findings stays the same."""
     return signature.partition(f"\n{NOTES_MARK}\n")[0]
 
