@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,6 +12,8 @@ import pytest
 from conftest import make_package
 
 from jaxcheck import check_paths
+
+REPOSITORY = Path(__file__).resolve().parent.parent
 
 TRAIN = """
     import jax
@@ -72,3 +77,49 @@ def test_reexported_helper_is_followed(project: Path):
         "import jax\nimport pkg\n\n@jax.jit\ndef step(x):\n    return pkg.clip_positive(x)\n"
     )
     assert _codes(check_paths([project / "pkg"]), "utils.py") == [("JAX301", 3)]
+
+
+def test_module_level_code_is_not_the_package_function_keyed_like_its_module(tmp_path: Path):
+    root = make_package(tmp_path, {
+        "n.py": "def h(v):\n    return v\n",
+        "m.py": "import jax.numpy as jnp\nfrom pkg.n import h\n\nh(1)\ny = jnp.zeros(3)\nif y.sum() > 0:\n    print(y)\n",
+    })
+    (root / "pkg" / "__init__.py").write_text("import jax\n\n@jax.jit\ndef m(x):\n    return x\n")
+    assert [(Path(d.path).name, d.code) for d in check_paths([root]).diagnostics] == []
+
+
+MUTUALLY_RECURSIVE = """
+import jax
+
+def a(x, n):
+    if n:
+        return b(x, n - 1)
+    return x
+
+def b(x, n):
+    return a(x, n - 1)
+
+@jax.jit
+def f(x):
+    u = a(x, 3)
+    if u > 0:
+        pass
+    v = b(x, 3)
+    if v > 0:
+        pass
+    return x
+"""
+
+
+def test_findings_do_not_depend_on_the_hash_seed(tmp_path: Path):
+    """Mutually recursive helpers: answers computed past a cut cycle are not memoized, so the order a
+    set of dependencies is walked in (string hashing is randomized per process) changes nothing."""
+    (tmp_path / "m.py").write_text(MUTUALLY_RECURSIVE)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    runs = set()
+    for seed in ("0", "3", "5"):
+        command = [sys.executable, "-m", "jaxcheck", "check", "--no-cache", "--output-format", "concise", str(tmp_path)]
+        result = subprocess.run(command, capture_output=True, text=True, check=False,
+                                env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(REPOSITORY)})
+        runs.add(result.stdout)
+    assert len(runs) == 1 and next(iter(runs)).count("JAX301") == 2

@@ -615,7 +615,8 @@ class Linter:
             others = {other: file for other, file in project.items() if other != path}
             importers = self._indexed_importer_summaries(index, others, {path: project[path].module}, keys)
             modules = {summary.module for summary in importers}
-            solution = solve([analysis.summary, *importers, *(summary for summary in named if summary.module not in modules)])
+            elsewhere = [summary for summary in named if summary.module not in modules]
+            solution = solve([analysis.summary, *importers, *elsewhere])
             parts = matching_parts(solution)
             if parts is None:
                 return None
@@ -623,7 +624,8 @@ class Linter:
         if own.errors or outcome.errors:
             return None
         index.cache.store(keys[path], FileOutcome(own.diagnostics, [], analysis.summary, own.signature, (), own.reads))
-        return FileState(str(path), project[path].digest, keys[path], tuple(outcome.diagnostics), tuple(cited for cited, _ in outcome.cited), parts, references)
+        return FileState(str(path), project[path].digest, keys[path], tuple(outcome.diagnostics),
+                         tuple(cited for cited, _ in outcome.cited), parts, references)
 
     def _outcomes(self, checker: Checker, tasks: dict[Path, FileTask], solution: Solution | None,
                   cache: ResultCache | None, keys: dict[Path, str] | None,

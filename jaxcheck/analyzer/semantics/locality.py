@@ -43,7 +43,10 @@ def changed_functions(old: ModuleSummary, new: ModuleSummary, resolve_old: Resol
     changed module-level name is in `used_elsewhere` (names other modules look up), or whether the module
     may turn on 64-bit mode or names 64-bit dtypes changed. Function keys must be unique in the project
     (the caller checks that no other module defines one of them)."""
-    if (old.module, old.path, old.enables_x64, old.wide_dtypes) != (new.module, new.path, new.enables_x64, new.wide_dtypes):
+    def module_facts(summary: ModuleSummary) -> tuple[str, str, bool, bool]:
+        return summary.module, summary.path, summary.enables_x64, summary.wide_dtypes
+
+    if module_facts(old) != module_facts(new):
         return None
     own = old.functions.keys() | new.functions.keys()
     parents: dict[str, str] = {}

@@ -57,12 +57,14 @@ class SemanticModel:
         self._drawing_callers: set[str] | None = None
         self._referenced: frozenset[str] | None = None
         self.reads: set[str] = set()
-        """What this model has asked the solve about other modules (see `Solution.lint_signature`): the
-        names it looked up, and `REACHES`/`CALLERS` questions."""
+        """What this model has asked the solve beyond its own functions' facts (see
+        `Solution.lint_signature`): the names it looked up (with the facet read), and `REACHES`,
+        `CALLERS` and `X64` questions."""
 
     def _named(self, name: str, facet: str = "") -> FunctionSummary | None:
         """The project function `name` refers to, recorded in :attr:`reads` with the `facet` of it the
-        caller reads (`DRAWS`, `STAGED_ROOT`; "" for all of it)."""
+        caller reads (`DRAWS`, `STAGED_ROOT`; "" for all of it; `_returns_array` records its own
+        `ARRAY_LEAVES` lookups)."""
         self.reads.add(name + facet)
         return self.solution.function_named(name)
 

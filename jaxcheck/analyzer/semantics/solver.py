@@ -26,8 +26,8 @@ X64 = "\0x64"
 """Marks a lint's question whether some module of the project may turn on 64-bit mode."""
 DRAWS, STAGED_ROOT, ARRAY_LEAVES = "\0draws", "\0staged", "\0leaves"
 """Mark a lint's lookup of a function that reads only whether it draws from a key parameter, only whether
-a staging transform is applied to it directly, or only the arrays it returns (`functions.get`, no
-re-exports followed)."""
+a staging transform is applied to it directly, or only the arrays it returns (this one by key, following
+no re-export)."""
 FACETS = (DRAWS, STAGED_ROOT, ARRAY_LEAVES)
 MAX_REEXPORT_HOPS = 8
 MAX_ROUNDS = 100
@@ -165,6 +165,10 @@ class Solution:
     _holds: dict[Dep, bool] = field(default_factory=dict)
     _returns: dict[tuple[str, Context, bool, int | None], bool] = field(default_factory=dict)
     _in_progress: set[tuple[str, Context, bool, int | None]] = field(default_factory=set)
+    _cuts: int = 0
+    """How many times an evaluation met a call already being evaluated (a cycle, taken as not traced):
+    a result computed past such a cut depends on the path to it, so it is not memoized (the answers then
+    do not depend on the order sets are walked in)."""
     _traces: dict[str, FunctionTrace | None] = field(default_factory=dict)
     _callers_of: dict[str, set[str]] | None = None
 
@@ -232,20 +236,7 @@ class Solution:
     def reaches(self, callee: str, function: str) -> bool:
         """Whether calling `callee` (a function key or qualified name) may run `function`: it is
         `function`, or calls it directly or through other project functions."""
-        start = self.resolve(callee) if self.resolve is not None else callee
-        if start is None:
-            return False
-        seen = {start}
-        pending = [start]
-        while pending:
-            key = pending.pop()
-            if key == function:
-                return True
-            for next_key in self.callees.get(key, ()):
-                if next_key not in seen:
-                    seen.add(next_key)
-                    pending.append(next_key)
-        return False
+        return function in self._reached(callee)
 
     def signature_parts(self, summary: ModuleSummary) -> SignatureParts:
         """Everything a lint of `summary`'s module may read from this solve, as text in pieces: how its
@@ -276,10 +267,10 @@ class Solution:
         return functions
 
     def lint_signature(self, summary: ModuleSummary, reads: Iterable[str], parts: SignatureParts | None = None) -> str:
-        """The signature (see :meth:`signature_parts`) narrowed to what one lint of `summary`'s module did read of other modules
-        (`reads`: the names it looked up, and `REACHES`/`CALLERS` questions; see `SemanticModel.reads`):
-        a lint is deterministic, so a solve that answers all of them alike lints the module alike.
-        `parts` are this solve's :meth:`signature_parts` of `summary`, when known."""
+        """The signature (see :meth:`signature_parts`) narrowed to what one lint of `summary`'s module
+        asked beyond its own functions' facts (`reads`: see `SemanticModel.reads`): a lint is
+        deterministic, so a solve that answers all of them alike lints the module alike. `parts` are
+        this solve's :meth:`signature_parts` of `summary`, when known."""
         functions = parts.functions if parts is not None else self._function_parts(summary)
         own = summary.functions
         answers = []
@@ -314,24 +305,27 @@ class Solution:
     def _lookup_answer(self, read: str, own: Container[str]) -> object:
         """What a lint reads of the project function a lookup (`name`, or `name` with a facet) finds:
         the facet; else nothing more for one of its own module (its summary and facts are in the
-        signature already), and for another's its parameters, those that only probe or draw from their argument, its array
-        leaves and whether a staging transform is applied to it directly."""
+        signature already), and for another's its parameters, those that only probe or draw from their
+        argument, its array leaves and whether a staging transform is applied to it directly."""
         facet = next((facet for facet in FACETS if read.endswith(facet)), "")
         name = read[: len(read) - len(facet)]
         function = self.functions.get(name) if facet == ARRAY_LEAVES else self.function_named(name)
-        trace = self.trace_of(function.key) if function is not None else None
-        staged_root = trace is not None and trace.direct and trace.staged
-        leaves = sorted(map(repr, function.array_leaves)) if function is not None else []
         if facet == DRAWS:  # a function found without draws reads like one not found
             return function is not None and bool(function.draws)
         if facet == STAGED_ROOT:
-            return staged_root
+            return function is not None and self._staged_root(function.key)
         if facet == ARRAY_LEAVES:
-            return leaves
+            return sorted(map(repr, function.array_leaves)) if function is not None else []
         if function is None or function.key in own:
             return None if function is None else function.key
-        return (function.key, function.positional, function.keyword_only, function.var_positional, function.var_keyword,
-                sorted(function.inert_params), sorted(function.draws), leaves, staged_root)
+        return (function.key, function.positional, function.keyword_only, function.var_positional,
+                function.var_keyword, sorted(function.inert_params), sorted(function.draws),
+                sorted(map(repr, function.array_leaves)), self._staged_root(function.key))
+
+    def _staged_root(self, key: str) -> bool:
+        """Whether a staging transform is applied to function `key` directly."""
+        trace = self.trace_of(key)
+        return trace is not None and trace.direct and trace.staged
 
     def _function_facts(self, key: str) -> list[str]:
         """How function `key` is traced, whether it runs repeatedly and which of its parameters receive
@@ -365,11 +359,11 @@ class Solution:
                         if leaf.callee is not None and leaf.callee in self.functions and leaf.callee not in own]
         lines = []
         for key in sorted(seen):
-            function, trace = self.functions[key], self.trace_of(key)
+            function = self.functions[key]
             probes = function.inert_params or function.draws
             binding = (function.positional, function.keyword_only, function.var_positional, function.var_keyword)
             facts = (binding if probes else (), sorted(function.inert_params), sorted(function.draws),
-                     sorted(map(repr, function.array_leaves)), trace is not None and trace.direct and trace.staged)
+                     sorted(map(repr, function.array_leaves)), self._staged_root(key))
             lines.append(repr((key, *facts)) if any(facts) else key)
         return lines
 
@@ -451,7 +445,10 @@ class Solution:
         """Memoized like `_dep_traced`: nested helpers share their argument values."""
         known = self._holds.get(dep)
         if known is None:
-            known = self._holds[dep] = self._evaluate_holds(dep)
+            cuts = self._cuts
+            known = self._evaluate_holds(dep)
+            if self._cuts == cuts:
+                self._holds[dep] = known
         return known
 
     def _evaluate_holds(self, dep: Dep) -> bool:
@@ -477,8 +474,9 @@ class Solution:
             cached = self._cache.get(dep)
             if cached is not None:
                 return cached
+        cuts = self._cuts
         result = self._evaluate(dep, frame)
-        if frame is None:
+        if frame is None and self._cuts == cuts:
             self._cache[dep] = result
         return result
 
@@ -515,19 +513,23 @@ class Solution:
         if known is not None:
             return known
         if key in self._in_progress:
+            self._cuts += 1
             return False
         self._in_progress.add(key)
+        cuts = self._cuts
         try:
             result = self._deps_traced(_returned(callee, dep), _Frame(dep.callee, context, staged))
         finally:
             self._in_progress.discard(key)
-        self._returns[key] = result
+        if self._cuts == cuts:
+            self._returns[key] = result
         return result
 
 
 def findings_part(signature: str) -> str:
-    """The part of a solve signature (`SignatureParts.text`, `Solution.lint_signature`) that a module's findings depend on, all
-    but their notes: when only the rest differs, a lint without findings stays the same."""
+    """The part of a solve signature (`SignatureParts.text`, `Solution.lint_signature`) that a module's
+    findings depend on, all but their notes: when only the rest differs, a lint without findings
+    stays the same."""
     return signature.partition(f"\n{NOTES_MARK}\n")[0]
 
 
@@ -570,8 +572,9 @@ def solve(summaries: Iterable[ModuleSummary]) -> Solution:
     summaries = list(summaries)
     functions: dict[str, FunctionSummary] = {}
     exports: dict[str, str] = {}
-    for summary in summaries:
-        functions.update(summary.functions)
+    modules = {summary.module for summary in summaries}
+    for summary in summaries:  # a function keyed like a module's own scope (`pkg.m` in pkg/__init__.py) stays unknown
+        functions.update((key, function) for key, function in summary.functions.items() if key not in modules)
         for name, target in summary.exports.items():
             exports[f"{summary.module}.{name}"] = target
     resolve = _Resolver(functions, exports)
