@@ -353,3 +353,19 @@ def test_a_run_gives_the_findings_of_the_whole_solve(tmp_path: Path, case: str, 
             (root / name).write_text(text)
     (root / "pyproject.toml").write_text("[project]\nname = 'p'\n")
     assert _check([root], None).diagnostics == _linted_with_the_whole_solve(root)
+
+
+def test_an_edit_keeping_the_summary_of_a_script_sharing_its_module_name_relints_only_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    root = tmp_path / "project"
+    for folder in ("a", "b"):
+        (root / folder).mkdir(parents=True)
+        (root / folder / "train.py").write_text("def step(x):\n    return x\n")
+    (root / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    cache = tmp_path / "cache"
+    _check([root], cache)
+    (root / "a" / "train.py").write_text("def step(x):\n    return x  # edited\n")
+    with monkeypatch.context() as patched:
+        patched.setattr(Linter, "_outcomes", lambda *_: pytest.fail("the whole request was checked again"))
+        warm = _check([root], cache)
+    assert warm.diagnostics == _check([root], None).diagnostics

@@ -35,7 +35,7 @@ from jaxcheck.analyzer.project import (
 )
 from jaxcheck.analyzer.registry import selected_codes
 from jaxcheck.analyzer.semantics.links import linked_names
-from jaxcheck.analyzer.semantics.locality import LazyProject, changed_functions, referenced_names
+from jaxcheck.analyzer.semantics.locality import LazyProject, Unresolvable, changed_functions, referenced_names
 from jaxcheck.analyzer.semantics.solver import SignatureParts, Solution, findings_part, solve, visited_names
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
 from jaxcheck.analyzer.source import SourceDecodeError, decode_source, encode_source, source_lines
@@ -608,7 +608,10 @@ class Linter:
 
         alone = solve([analysis.summary])
         own = self.lint(analysis, alone)
-        named = _named_summaries(analysis.summary, lazy)
+        try:
+            named = _named_summaries(analysis.summary, lazy)
+        except Unresolvable:  # a module name several files share: the parts decide without them
+            named = []
         solution = solve([analysis.summary, *named]) if named else alone
         parts = matching_parts(solution)
         if parts is None:
