@@ -135,24 +135,21 @@ class LazyProject:
 
     def function(self, key: str) -> FunctionSummary | None:
         """The project function with key `key`, if any (every module that may define it is loaded)."""
-        parts = key.split(".")
-        found = None
-        for end in range(len(parts) - 1, 0, -1):
-            summary = self._summary(".".join(parts[:end]))
-            if summary is not None and key in summary.functions:
-                found = found or summary.functions[key]
-        return found
+        found = [summary.functions[key] for _, summary in self._definers(key)]
+        return found[0] if found else None
 
     def defined_elsewhere(self, key: str, module: str) -> bool:
         """Whether a module other than `module` defines a function with key `key` (a class of a package
         named like one of its submodules): the solve would merge the two."""
+        return bool(self._definers(key, skip=module))
+
+    def _definers(self, key: str, skip: str | None = None) -> list[tuple[str, ModuleSummary]]:
+        """The modules (other than `skip`, which is not loaded) whose summaries define function `key`:
+        those named by a prefix of it, longest first."""
         parts = key.split(".")
-        for end in range(len(parts) - 1, 0, -1):
-            prefix = ".".join(parts[:end])
-            summary = self._summary(prefix) if prefix != module else None
-            if summary is not None and key in summary.functions:
-                return True
-        return False
+        prefixes = (".".join(parts[:end]) for end in range(len(parts) - 1, 0, -1))
+        return [(prefix, summary) for prefix in prefixes if prefix != skip
+                and (summary := self._summary(prefix)) is not None and key in summary.functions]
 
     def resolve(self, name: str) -> str | None:
         """The function key `name` refers to, if any; Unresolvable when that cannot be told."""

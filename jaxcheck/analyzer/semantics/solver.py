@@ -305,8 +305,7 @@ class Solution:
     def _lookup_answer(self, read: str, own: Container[str]) -> object:
         """What a lint reads of the project function a lookup (`name`, or `name` with a facet) finds:
         the facet; else nothing more for one of its own module (its summary and facts are in the
-        signature already), and for another's its parameters, those that only probe or draw from their
-        argument, its array leaves and whether a staging transform is applied to it directly."""
+        signature already), and for another's its key and :meth:`_read_facts`."""
         facet = next((facet for facet in FACETS if read.endswith(facet)), "")
         name = read[: len(read) - len(facet)]
         function = self.functions.get(name) if facet == ARRAY_LEAVES else self.function_named(name)
@@ -318,8 +317,15 @@ class Solution:
             return sorted(map(repr, function.array_leaves)) if function is not None else []
         if function is None or function.key in own:
             return None if function is None else function.key
-        return (function.key, function.positional, function.keyword_only, function.var_positional,
-                function.var_keyword, sorted(function.inert_params), sorted(function.draws),
+        return (function.key, *self._read_facts(function))
+
+    def _read_facts(self, function: FunctionSummary) -> tuple[object, ...]:
+        """What a lint reads of another module's function it finds: the parameters arguments bind to
+        (only when some parameter probes or draws: no other read binds an argument), those parameters,
+        its array leaves, and whether a staging transform is applied to it directly."""
+        probes = function.inert_params or function.draws
+        binding = (function.positional, function.keyword_only, function.var_positional, function.var_keyword)
+        return (binding if probes else (), sorted(function.inert_params), sorted(function.draws),
                 sorted(map(repr, function.array_leaves)), self._staged_root(function.key))
 
     def _staged_root(self, key: str) -> bool:
@@ -359,11 +365,7 @@ class Solution:
                         if leaf.callee is not None and leaf.callee in self.functions and leaf.callee not in own]
         lines = []
         for key in sorted(seen):
-            function = self.functions[key]
-            probes = function.inert_params or function.draws
-            binding = (function.positional, function.keyword_only, function.var_positional, function.var_keyword)
-            facts = (binding if probes else (), sorted(function.inert_params), sorted(function.draws),
-                     sorted(map(repr, function.array_leaves)), self._staged_root(key))
+            facts = self._read_facts(self.functions[key])
             lines.append(repr((key, *facts)) if any(facts) else key)
         return lines
 
