@@ -164,27 +164,66 @@ def test_a_summary_change_inside_its_module_relints_only_the_edited_file(tmp_pat
     assert _same_as_cold(paths, cache) == _findings(warm)
 
 
-NON_LOCAL_EDITS = {
+TRAIN_WITH_LOOKUP = TRAIN + "\n    @jax.jit\n    def other(x):\n        from . import utils\n        return utils.later(x)\n"
+REACHING_EDITS = {
     "a function another module calls": ("utils.py", "def clip_positive(v, low=0.0):\n    if v > low:\n        return v\n    return low\n"),
     "a call to another module": ("utils.py", PLAIN_UTILS + "\ndef caller(v):\n    from .train import step\n    return step(v)\n"),
+    "a call from a traced function to another module": (
+        "train.py", TRAIN_WITH_LOOKUP.replace("return clip_positive(x)", "print(x)\n        return clip_positive(clip_positive(x))")),
+    "a root of a function of another module": ("train.py", TRAIN_WITH_LOOKUP + "\n    jitted_clip = jax.jit(clip_positive)\n"),
+}
+UNRESOLVED_EDITS = {
     "a name another module looked up in vain": ("utils.py", PLAIN_UTILS + "\ndef later(v):\n    print(v)\n    return v\n"),
     "a re-export another module uses": ("utils.py", PLAIN_UTILS + "\nfrom .train import step as later\n"),
 }
 
 
-@pytest.mark.parametrize("edit", sorted(NON_LOCAL_EDITS))
-def test_a_summary_change_that_reaches_another_module_checks_the_whole_request(tmp_path: Path, edit: str,
-                                                                               monkeypatch: pytest.MonkeyPatch):
-    train = TRAIN + "\n    @jax.jit\n    def other(x):\n        from . import utils\n        return utils.later(x)\n"
-    project = make_package(tmp_path, {"train.py": train, "utils.py": UTILS})
+@pytest.mark.parametrize("edit", sorted(REACHING_EDITS))
+def test_a_summary_change_that_reaches_another_module_solves_the_groups_it_touches(tmp_path: Path, edit: str,
+                                                                                   monkeypatch: pytest.MonkeyPatch):
+    project = make_package(tmp_path, {"train.py": TRAIN_WITH_LOOKUP, "utils.py": UTILS,
+                                      "other.py": "def unrelated():\n    return 1\n"})
     cache = tmp_path / "cache"
     paths = [project / "pkg"]
     _check(paths, cache)
-    name, text = NON_LOCAL_EDITS[edit]
+    name, text = REACHING_EDITS[edit]
     _write(project / "pkg" / name, textwrap.dedent(text))
-    local = Linter._local_change
+    with monkeypatch.context() as patched:
+        patched.setattr(Linter, "_outcomes", lambda *_: pytest.fail("the whole request was checked again"))
+        sizes = _solved_modules(patched)
+        warm = _check(paths, cache)
+    assert sizes and max(sizes) < len(list((project / "pkg").glob("*.py")))  # never `other.py`
+    assert warm.diagnostics == _check(paths, None).diagnostics
+    assert _same_as_cold(paths, cache) == _findings(warm)
+
+
+def test_an_unusable_link_table_checks_the_whole_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    project = make_package(tmp_path, {"train.py": TRAIN_WITH_LOOKUP, "utils.py": UTILS})
+    cache = tmp_path / "cache"
+    paths = [project / "pkg"]
+    _check(paths, cache)
+    [table] = [entry for entry in cache.rglob("*.json") if b'"groups"' in entry.read_bytes()]
+    table.write_text(table.read_text().replace('"groups"', '"grupos"'))
+    _write(project / "pkg" / "utils.py", REACHING_EDITS["a function another module calls"][1])
+    sizes = _solved_modules(monkeypatch)
+    report = _check(paths, cache)
+    assert max(sizes) == len(list((project / "pkg").glob("*.py")))  # the whole request
+    assert any("ignored 1 unusable cache entry" in note for note in report.notes)
+    assert _findings(report) == _same_as_cold(paths, cache)
+
+
+@pytest.mark.parametrize("edit", sorted(UNRESOLVED_EDITS))
+def test_a_summary_change_another_module_would_link_to_anew_checks_the_whole_request(
+        tmp_path: Path, edit: str, monkeypatch: pytest.MonkeyPatch):
+    project = make_package(tmp_path, {"train.py": TRAIN_WITH_LOOKUP, "utils.py": UTILS})
+    cache = tmp_path / "cache"
+    paths = [project / "pkg"]
+    _check(paths, cache)
+    name, text = UNRESOLVED_EDITS[edit]
+    _write(project / "pkg" / name, textwrap.dedent(text))
+    change = Linter._change
     answers: list[object] = []
-    monkeypatch.setattr(Linter, "_local_change", staticmethod(lambda *a: answers.append(local(*a)) or answers[-1]))
+    monkeypatch.setattr(Linter, "_change", staticmethod(lambda *a: answers.append(change(*a)) or answers[-1]))
     sizes = _solved_modules(monkeypatch)
     warm = _findings(_check(paths, cache))
     assert answers == [None] and max(sizes) == len(list((project / "pkg").glob("*.py")))  # the whole request

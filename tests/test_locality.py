@@ -1,5 +1,5 @@
-"""Whether a summary change stays inside its module (the index's early cutoff for changed summaries), and
-that the solve of the module alone then gives the touched functions the facts the project solve does."""
+"""Which functions a summary change may alter and which modules a solve of them needs (the index's early
+cutoff for changed summaries), and that the solve of those modules gives them the facts the project solve does."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ import pytest
 
 from jaxcheck.analyzer.parsing import parse_source, run_with_deep_stack
 from jaxcheck.analyzer.semantics.builder import ModelBuilder
-from jaxcheck.analyzer.semantics.locality import LazyProject, Unresolvable, changed_functions, referenced_names
-from jaxcheck.analyzer.semantics.solver import solve
+from jaxcheck.analyzer.semantics.locality import (
+    Change, LazyProject, LinkTable, Unresolvable, changed_functions, link_table, referenced_names,
+)
+from jaxcheck.analyzer.semantics.solver import lookup_name, solve
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
 
 MODEL = """
@@ -30,6 +32,16 @@ LAYERS = """
         return w * x
 """
 INIT = "from pkg.layers import dense as layer\n"
+UNRELATED = """
+    import jax
+
+    def helper(x):
+        return x
+
+    @jax.jit
+    def caller(x):
+        return helper(x)
+"""
 
 
 def _summary(source: str, module: str) -> ModuleSummary:
@@ -43,35 +55,57 @@ def _project(*summaries: ModuleSummary) -> LazyProject:
     return LazyProject({summary.module: (lambda s=summary: s) for summary in summaries})
 
 
-def _touched(before: str, after: str, used_elsewhere: frozenset[str] = frozenset()) -> frozenset[str] | None:
+def _table(summaries: list[ModuleSummary]) -> LinkTable:
+    solution = solve(summaries)
+    return link_table(summaries, lambda name: lookup_name(solution, name), solution.functions)
+
+
+def _others() -> list[ModuleSummary]:
+    return [_summary(LAYERS, "pkg.layers"), _summary(INIT, "pkg"), _summary(UNRELATED, "pkg.unrelated")]
+
+
+def _change(before: str, after: str, looked_up_elsewhere: frozenset[str] = frozenset()) -> Change | None:
     old, new = _summary(before, "pkg.model"), _summary(after, "pkg.model")
-    project = _project(old, _summary(LAYERS, "pkg.layers"), _summary(INIT, "pkg"))
+    project = _project(old, *_others())
     return changed_functions(old, new, project.overriding(old).resolve, project.overriding(new).resolve,
-                             used_elsewhere)
+                             _table([old, *_others()]), looked_up_elsewhere)
+
+
+def test_the_link_table_groups_linked_functions_with_the_modules_that_name_them():
+    table = _table([_summary(MODEL, "pkg.model"), *_others()])
+    groups = {group.functions: group.modules for group in table.groups}
+    assert groups[("pkg.model.loss", "pkg.model.step", "pkg.layers.dense")] == ("pkg", "pkg.layers", "pkg.model")
+    assert groups[("pkg.unrelated.helper", "pkg.unrelated.caller")] == ("pkg.unrelated",)
+    assert not table.ambiguous
 
 
 def test_a_new_function_nothing_calls_touches_only_itself():
-    assert _touched(MODEL, MODEL + "\n    def spare(x):\n        return x\n") == {"pkg.model.spare"}
+    assert _change(MODEL, MODEL + "\n    def spare(x):\n        return x\n") == Change(
+        frozenset({"pkg.model.spare"}), frozenset(), frozenset())
 
 
 def test_functions_a_change_links_are_touched_together():
     after = MODEL + "\n    def spare(x):\n        return helper(x)\n\n    def helper(x):\n        return x\n"
-    assert _touched(MODEL, after) == {"pkg.model.spare", "pkg.model.helper"}
+    change = _change(MODEL, after)
+    assert change is not None and change.functions == {"pkg.model.spare", "pkg.model.helper"} and not change.modules
 
 
-def test_a_change_linked_to_another_module_is_not_local():
-    assert _touched(MODEL, MODEL.replace("return dense(w, x)", "return dense(x, w)")) is None
-    assert _touched(MODEL, MODEL + "\n    def spare(w, x):\n        return dense(w, x)\n") is None
+@pytest.mark.parametrize("after", [MODEL.replace("return dense(w, x)", "return dense(x, w)"),
+                                   MODEL + "\n    def spare(w, x):\n        return dense(w, x)\n"])
+def test_a_change_linked_to_another_module_touches_its_group_there(after: str):
+    change = _change(MODEL, after)
+    assert change is not None and {"pkg.model.loss", "pkg.layers.dense"} <= change.functions
+    assert change.modules == {"pkg", "pkg.layers"}  # the module that re-exports `dense` too; not pkg.unrelated
 
 
-def test_a_change_to_a_function_used_elsewhere_is_not_local():
+def test_a_function_other_modules_would_link_to_anew_cannot_be_solved_in_part():
     after = MODEL + "\n    def spare(x):\n        return x\n"
-    assert _touched(MODEL, after, frozenset({"pkg.model.spare"})) is None
-    assert _touched(MODEL, after, frozenset({"pkg.model.loss"})) == {"pkg.model.spare"}
+    assert _change(MODEL, after, frozenset({"pkg.model.spare"})) is None
+    assert _change(MODEL, after, frozenset({"pkg.model.loss"})) is not None  # its users are in the table
 
 
-def test_turning_on_64_bit_mode_is_not_local():
-    assert _touched(MODEL, MODEL + "\n    jax.config.update('jax_enable_x64', True)\n") is None
+def test_turning_on_64_bit_mode_cannot_be_solved_in_part():
+    assert _change(MODEL, MODEL + "\n    jax.config.update('jax_enable_x64', True)\n") is None
 
 
 def test_referenced_names_follow_re_exports():
@@ -89,12 +123,18 @@ def test_an_unusable_summary_cannot_be_resolved():
 @pytest.mark.parametrize("addition", [
     "\n    @jax.jit\n    def spare(x):\n        print(x)\n        return inner(x)\n\n    def inner(y):\n        return y\n",
     "\n    def spare(x):\n        return jax.vmap(inner)(x)\n\n    def inner(y):\n        if y > 0:\n            return y\n        return -y\n",
+    "\n    def spare(w, x):\n        return jax.vmap(dense)(w, x)\n",
+    "\n    jitted_dense = jax.jit(dense)\n",
 ])
-def test_the_module_alone_gives_touched_functions_their_project_facts(addition: str):
+def test_the_modules_a_change_needs_give_touched_functions_their_project_facts(addition: str):
     new = _summary(MODEL + addition, "pkg.model")
-    others = [_summary(LAYERS, "pkg.layers"), _summary(INIT, "pkg")]
-    touched = _touched(MODEL, MODEL + addition)
-    assert touched
-    alone, whole = solve([new]).signature_parts(new), solve([new, *others]).signature_parts(new)
-    assert {key: alone.functions.get(key) for key in touched} == {key: whole.functions.get(key) for key in touched}
-    assert any(alone.functions.get(key) for key in touched)
+    change = _change(MODEL, MODEL + addition)
+    assert change is not None and change.functions
+    needed = [summary for summary in _others() if summary.module in change.modules]
+    part, whole = solve([new, *needed]), solve([new, *_others()])
+    for summary in (new, *needed):
+        in_part, in_whole = part.signature_parts(summary), whole.signature_parts(summary)
+        for key in change.functions:
+            assert in_part.functions.get(key) == in_whole.functions.get(key)
+            assert in_part.links.get(key) == in_whole.links.get(key)
+    assert any(part.signature_parts(new).functions.get(key) for key in change.functions)

@@ -35,8 +35,10 @@ from jaxcheck.analyzer.project import (
 )
 from jaxcheck.analyzer.registry import selected_codes
 from jaxcheck.analyzer.semantics.links import linked_names
-from jaxcheck.analyzer.semantics.locality import LazyProject, Unresolvable, changed_functions, referenced_names
-from jaxcheck.analyzer.semantics.solver import SignatureParts, Solution, findings_part, solve, visited_names
+from jaxcheck.analyzer.semantics.locality import (
+    Change, LazyProject, LinkGroup, LinkTable, Unresolvable, changed_functions, link_table, referenced_names,
+)
+from jaxcheck.analyzer.semantics.solver import SignatureParts, Solution, findings_part, lookup_name, solve
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
 from jaxcheck.analyzer.source import SourceDecodeError, decode_source, encode_source, source_lines
 from jaxcheck.analyzer.stack import run_with_deep_stack
@@ -56,7 +58,8 @@ SYNTAX_ERROR_NAME = "syntax-error"
 MAX_CUTOFF_FILES = 16
 """A re-run with more changed files than this checks the whole request (see :meth:`Linter._early_cutoff`)."""
 MODULE_PART = ""
-"""The key of a module's part of its solve signature among its functions' parts (no function key is empty)."""
+"""The key of the 64-bit-mode part of a module's solve signature among its functions' parts (no function key
+is empty)."""
 MAX_KEPT_SOLVES = 8
 """How many files' last project solves a linter keeps for editor checks (see :meth:`Linter._solve_for`)."""
 
@@ -494,8 +497,11 @@ class Linter:
         if index is not None:
             if run_key is not None and state_key is not None and keys is not None and not report.errors:
                 index.store_run(run_key, report.diagnostics)
-                index.store_state(state_key, _run_state(outcomes, checked, keys, importer_summaries,
-                                                        solution or solve(summaries), parts))
+                solution = solution or solve(summaries)
+                state = _run_state(outcomes, checked, keys, importer_summaries, solution, parts)
+                links_key = hash_parts(state_key, "links", *(file.digest for file in state.files))
+                index.cache.store_value(links_key, _link_table(summaries, solution))
+                index.store_state(state_key, replace(state, links=links_key))
             index.save()
         report.notes.extend(_ignored_entries_note(cache))
         return report
@@ -503,20 +509,23 @@ class Linter:
     def _early_cutoff(self, state: RunState, tasks: dict[Path, FileTask], checked: dict[Path, ProjectFile],
                       others: dict[Path, ProjectFile], index: ProjectIndex, keys: dict[Path, str],
                       state_key: str) -> list[Diagnostic] | None:
-        """The run's findings from the last run's `state` when the files changed since leave the rest
-        of the project solve as it was: their summaries are what they were, or one summary changed only
-        inside its module (see :mod:`.semantics.locality`). The other files keep their findings, and each
-        changed file is linted with a solve that gives it its recorded signature, or for a changed
-        summary the recorded parts of the functions the change did not touch (see
-        :meth:`_relinted_alone`). None when that does not hold (a summary changed elsewhere too, a file
-        failed, too many files changed): the caller then checks the whole request."""
+        """The run's findings from the last run's `state` when the files changed since leave most of the
+        project solve as it was: their summaries are what they were, or one summary changed (see
+        :mod:`.semantics.locality`). Then only the groups of linked functions that change touches are
+        solved again, with the modules they need; the files whose signatures name one of those functions
+        keep their findings when those parts of their signatures are as recorded, else they are linted
+        again, like each changed file, with a solve that gives them the recorded parts for every other
+        function (see :meth:`_relinted`). None when that does not hold (two summaries changed, a file
+        failed, too many files changed, a solve of part of the project cannot tell): the caller then
+        checks the whole request."""
         recorded = {Path(file.path): file for file in state.files}
         if recorded.keys() != checked.keys():
             return None
         changed = [path for path, file in checked.items() if file.digest != recorded[path].digest]
         moved = {str(path) for path in changed}
-        if len(changed) > MAX_CUTOFF_FILES or any(moved.intersection(file.cites) for file in state.files):
-            return None  # too many to lint one by one, or a note elsewhere cites a changed file
+        citing = {Path(file.path) for file in state.files if moved.intersection(file.cites)} - set(changed)
+        if len(changed) + len(citing) > MAX_CUTOFF_FILES:
+            return None  # too many to lint one by one
         project = {**checked, **others}
         finals: dict[Path, FileState] = {}
         try:  # an exception here is the whole run's to report, with the file's name
@@ -533,29 +542,45 @@ class Linter:
             lazy = self._indexed_project(state, project, index, {path: a.summary for path, (_, a) in edits.items()})
             if lazy is None:
                 return None
+            change, links = Change(frozenset(), frozenset(), frozenset()), None
+            table: LinkTable | None = (index.cache.load_value(state.links, LinkTable)
+                                       if moved_summaries and state.links else None)
+            for path in moved_summaries:
+                old, analysis = edits[path]
+                found = self._change(path, old, analysis.summary, state, lazy, table) if table is not None else None
+                if found is None or table is None:
+                    return None
+                change, links = found, _merged_links(table, found, old, analysis.summary, lazy)
+            base = lazy.summaries({*change.modules, *(project[path].module.name for path in moved_summaries)})
             for path, (old, analysis) in edits.items():
-                touched, references = frozenset[str](), recorded[path].references
-                if old != analysis.summary:
-                    local = self._local_change(path, old, analysis.summary, state, lazy)
-                    if local is None:
-                        return None
-                    touched, references = local
-                final = self._relinted_alone(analysis, recorded[path], touched, references, lazy, keys, index, project)
+                references = recorded[path].references
+                if path in moved_summaries:
+                    references = tuple(sorted(referenced_names(analysis.summary, lazy.overriding(analysis.summary).visited)))
+                final = self._relinted(analysis, recorded[path], change.functions, references, base, lazy, keys,
+                                       index, project)
                 if final is None:
                     return None
                 finals[path] = final
+            reached = self._reached_files(state, change, base, citing, lazy, keys, index, project, edits.keys())
+            if reached is None:
+                return None
+            finals.update(reached)
         except Exception:
             return None
         files = tuple(finals.get(Path(file.path), file) for file in state.files)
         if finals:
+            if links is not None:
+                links_key = hash_parts(state_key, "links", *(file.digest for file in files))
+                index.cache.store_value(links_key, links)
+                state = replace(state, links=links_key)
             index.store_state(state_key, replace(state, files=files))
         return [diagnostic for file in files for diagnostic in file.diagnostics]
 
     def _indexed_project(self, state: RunState, project: dict[Path, ProjectFile], index: ProjectIndex,
                          edited: dict[Path, ModuleSummary]) -> LazyProject | None:
-        """The modules the recorded solve had (its checked files and importers), each summary read from
-        the index when a lookup needs it, or taken from `edited` (the files changed since, as they are
-        now); None when a solved file is no longer in the project."""
+        """The modules the recorded solve had (its checked files and importers, in the solve's order),
+        each summary read from the index when a lookup needs it, or taken from `edited` (the files
+        changed since, as they are now); None when a solved file is no longer in the project."""
         owners = {file.path: file.own_key for file in state.files}
         by_module: dict[str, list[Path]] = {}
         for solved in (*owners, *state.importers):
@@ -577,27 +602,62 @@ class Linter:
         return LazyProject({module: loader(paths[0]) for module, paths in by_module.items()}, shared)
 
     @staticmethod
-    def _local_change(path: Path, before: ModuleSummary, after: ModuleSummary, state: RunState,
-                      lazy: LazyProject) -> tuple[frozenset[str], tuple[str, ...]] | None:
-        """When the change of the summary of the file at `path` from `before` to `after` stays inside its
-        module: the functions whose solved facts it may alter, and the names the new summary makes the
-        solve look up. None otherwise (Unresolvable when a module the lookups need cannot be read)."""
+    def _change(path: Path, before: ModuleSummary, after: ModuleSummary, state: RunState, lazy: LazyProject,
+                table: LinkTable) -> Change | None:
+        """What the change of the summary of the file at `path` from `before` to `after` may alter in the
+        recorded solve (see :func:`.locality.changed_functions`); None when a solve of part of the project
+        cannot tell (Unresolvable when a module the lookups need cannot be read)."""
         elsewhere = {name for file in state.files if file.path != str(path) for name in file.references}
         elsewhere.update(state.importer_references)
         now = lazy.overriding(after)
-        touched = changed_functions(before, after, lazy.overriding(before).resolve, now.resolve, elsewhere)
-        if touched is None or any(now.defined_elsewhere(key, after.module) for key in touched):
+        change = changed_functions(before, after, lazy.overriding(before).resolve, now.resolve, table, elsewhere)
+        own = change.functions & after.functions.keys() if change is not None else ()
+        if change is None or any(now.defined_elsewhere(key, after.module) for key in own):
             return None
-        return touched, tuple(sorted(referenced_names(after, now.visited)))
+        return change
 
-    def _relinted_alone(self, analysis: _Analysis, recorded: FileState, touched: frozenset[str],
-                        references: tuple[str, ...], lazy: LazyProject, keys: dict[Path, str], index: ProjectIndex,
-                        project: dict[Path, ProjectFile]) -> FileState | None:
-        """The new state of a changed file (whose summary makes the solve look up `references`), linted
-        with the smallest solve that gives it the recorded parts of its signature except those of the
-        `touched` functions, which a change inside the module may alter: with the modules it names (read
-        through `lazy`), else with its importers too. None when the file fails or neither solve gives
-        those parts. Its own entry keeps the lint with its own solve (the first pass of a whole run)."""
+    def _reached_files(self, state: RunState, change: Change, base: list[ModuleSummary], citing: set[Path],
+                       lazy: LazyProject, keys: dict[Path, str], index: ProjectIndex, project: dict[Path, ProjectFile],
+                       edited: Iterable[Path]) -> dict[Path, FileState] | None:
+        """The new states of the unchanged checked files that a `change` (solved again with `base`) or
+        the edits reach, linted again (see :meth:`_relinted`): those whose notes cite an edited file
+        (`citing`: where the notes land moved), and those of the modules the change reaches whose
+        signatures' parts about the changed functions are not as recorded. The others keep their
+        states. None when one fails or cannot be linted so."""
+        solution = solve(lazy.in_solve_order(base)) if change.modules else None
+        if solution is not None and not solution.converged:
+            return None
+        summaries = {summary.module: summary for summary in base}
+        finals: dict[Path, FileState] = {}
+        for file in state.files:
+            path = Path(file.path)
+            summary = summaries.get(project[path].module.name)
+            if path in edited or ((summary is None or summary.path != file.path) and path not in citing):
+                continue
+            if path not in citing and solution is not None and summary is not None:
+                now = {key: digest for key, digest in _part_digests(solution.signature_parts(summary))
+                       if key in change.functions}
+                if now == {key: digest for key, digest in file.parts if key in change.functions}:
+                    continue
+            analysis = self.analyze(file.path, project[path].data, project[path].module)
+            if isinstance(analysis, FileOutcome) or (summary is not None and analysis.summary != summary):
+                return None
+            final = self._relinted(analysis, file, change.functions, file.references, base, lazy, keys, index,
+                                   project, own_entry=False)
+            if final is None:
+                return None
+            finals[path] = final
+        return finals
+
+    def _relinted(self, analysis: _Analysis, recorded: FileState, touched: frozenset[str], references: tuple[str, ...],
+                  base: list[ModuleSummary], lazy: LazyProject, keys: dict[Path, str], index: ProjectIndex,
+                  project: dict[Path, ProjectFile], own_entry: bool = True) -> FileState | None:
+        """The new state of a file (whose summary makes the solve look up `references`), linted with the
+        smallest solve that gives it the recorded parts of its signature except those of the `touched`
+        functions, which a change may alter: with `base` (the modules a solve of those needs) and the
+        modules it names (read through `lazy`), else with its importers too. None when the file fails
+        or neither solve gives those parts. With `own_entry` (a changed file), its own entry is stored:
+        the lint with its own solve (the first pass of a whole run)."""
         path = Path(analysis.display_path)
         expected = {key: digest for key, digest in recorded.parts if key not in touched}
 
@@ -607,26 +667,27 @@ class Linter:
             return parts if solution.converged and kept == expected else None
 
         alone = solve([analysis.summary])
-        own = self.lint(analysis, alone)
+        own = self.lint(analysis, alone) if own_entry else None
         try:
             named = _named_summaries(analysis.summary, lazy)
         except Unresolvable:  # a module name several files share: the parts decide without them
             named = []
-        solution = solve([analysis.summary, *named]) if named else alone
+        extra = [summary for summary in (*base, *named) if summary.module != analysis.summary.module]
+        solution = solve(lazy.in_solve_order([*extra, analysis.summary])) if extra else alone
         parts = matching_parts(solution)
         if parts is None:
             others = {other: file for other, file in project.items() if other != path}
             importers = self._indexed_importer_summaries(index, others, {path: project[path].module}, keys)
-            modules = {summary.module for summary in importers}
-            elsewhere = [summary for summary in named if summary.module not in modules]
-            solution = solve([analysis.summary, *importers, *elsewhere])
+            solution = solve(lazy.in_solve_order([*extra, *importers, analysis.summary]))
             parts = matching_parts(solution)
             if parts is None:
                 return None
-        outcome = own if solution is alone else self.lint(analysis, solution)
-        if own.errors or outcome.errors:
+        outcome = own if solution is alone and own is not None else self.lint(analysis, solution)
+        if outcome.errors or (own is not None and own.errors):
             return None
-        index.cache.store(keys[path], FileOutcome(own.diagnostics, [], analysis.summary, own.signature, (), own.reads))
+        if own is not None:
+            index.cache.store(keys[path], FileOutcome(own.diagnostics, [], analysis.summary, own.signature, (),
+                                                      own.reads))
         return FileState(str(path), project[path].digest, keys[path], tuple(outcome.diagnostics),
                          tuple(cited for cited, _ in outcome.cited), parts, references)
 
@@ -887,14 +948,29 @@ def _named_summaries(summary: ModuleSummary, lazy: LazyProject) -> list[ModuleSu
     return [loaded for loaded in now.loaded() if loaded.module != summary.module]
 
 
+def _merged_links(table: LinkTable, change: Change, before: ModuleSummary, after: ModuleSummary,
+                  lazy: LazyProject) -> LinkTable:
+    """`table` after the change of one module's summary from `before` to `after`: the groups the `change`
+    touches become one, with the changed module and the modules its lookups go through (their links
+    may have split some: a larger group is solved with more modules, never wrongly)."""
+    removed = before.functions.keys() - after.functions.keys()
+    hops = {name.rpartition(".")[0] for name in referenced_names(after, lazy.overriding(after).visited)}
+    modules = {module for number in change.groups for module in table.groups[number].modules}
+    modules.update(hops & lazy.modules.keys(), [after.module])
+    merged = LinkGroup(tuple(sorted(change.functions - removed)), tuple(sorted(modules)))
+    kept = (group for number, group in enumerate(table.groups) if number not in change.groups)
+    return LinkTable((*kept, merged), table.ambiguous)
+
+
 def _run_state(outcomes: dict[Path, FileOutcome], checked: dict[Path, ProjectFile], keys: dict[Path, str],
                importer_summaries: list[ModuleSummary], solution: Solution,
                parts: dict[Path, SignatureParts]) -> RunState:
     """The state of a complete run: per checked file its digest, own key (in `keys`), findings, the
     files their notes cite, its signature's parts in `solution` (computed unless in `parts`) and the
-    names its summary looks up; the importers solved with them and their names."""
+    names its summary looks up; the importers solved with them and their names. (Its link table is
+    stored apart: see :func:`_link_table`.)"""
     def visit(name: str) -> list[str]:
-        return visited_names(solution, name)
+        return lookup_name(solution, name)[1]
 
     states = []
     for path, outcome in outcomes.items():
@@ -909,10 +985,17 @@ def _run_state(outcomes: dict[Path, FileOutcome], checked: dict[Path, ProjectFil
                     tuple(sorted(importer_names)), solution.converged)
 
 
+def _link_table(summaries: list[ModuleSummary], solution: Solution) -> LinkTable:
+    """The groups of linked functions of `solution`, the solve of `summaries` (see :class:`LinkTable`)."""
+    return link_table(summaries, lambda name: lookup_name(solution, name), solution.functions)
+
+
 def _part_digests(parts: SignatureParts) -> tuple[tuple[str, str], ...]:
-    """A digest per function's part of a signature, and one for the module's part (key MODULE_PART)."""
-    return ((MODULE_PART, hash_parts(parts.module_facts)),
-            *((key, hash_parts(facts, chains)) for key, (facts, chains) in parts.functions.items()))
+    """A digest per function's pieces of a signature (its facts and chains, its links), and one for
+    64-bit mode (key MODULE_PART)."""
+    keys = sorted(parts.functions.keys() | parts.links.keys())
+    return ((MODULE_PART, hash_parts(str(parts.x64))),
+            *((key, hash_parts(*parts.functions.get(key, ("", "")), parts.links.get(key, ""))) for key in keys))
 
 
 def _deduplicated(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:

@@ -17,14 +17,17 @@ Three kinds of entries, all JSON data checked on read like the result cache's (:
   solving or LibCST.
 - **Run states**: the last complete run of a request (its files, not their contents): per checked
   file, the digest it had, the key of its own entry (which holds its summary), digests of the parts
-  of its solve signature, the names its summary makes the solve look up, and its findings. A re-run after a few files changed compares their new summaries with the old ones: when all
-  are equal (a comment, a docstring, a constant: most edits inside a body), the project solve is the
-  same as last time, so every other file keeps its findings and only the changed files are linted again
-  (the early cutoff of incremental build systems). When one summary changed, but only in groups of
-  functions that nothing outside its module links to (a new helper, an edited function its module
-  alone calls: see :mod:`.semantics.locality`), the rest of the project keeps its solved facts too,
-  and the changed file is linted with a solve that gives it the recorded parts for the functions the
-  change did not touch.
+  of its solve signature, the names its summary makes the solve look up, and its findings. A re-run
+  after a few files changed compares their new summaries with the old ones: when all are equal (a
+  comment, a docstring, a constant: most edits inside a body), the project solve is the same as last
+  time, so every other file keeps its findings and only the changed files (and those whose notes cite
+  them) are linted again (the early cutoff of incremental build systems). When one summary changed,
+  only the groups of linked functions its old and new links touch are solved again, with the modules
+  the run's link table says they need (see :mod:`.semantics.locality`); the changed file, and the
+  files of those modules whose signature parts about the touched functions changed, are linted again
+  with a solve that gives them the recorded parts for every other function.
+- **Link tables**: per run state, the groups of linked functions of its solve and the modules each
+  needs (a :class:`.locality.LinkTable`), read only when a summary changed.
 
 Cross-module staleness: a file's findings depend on its own bytes and on the project solve; the solved
 outcome is keyed by the file's solve signature, which the run recomputes from the current summaries,
@@ -95,6 +98,8 @@ class RunState:
     importers: tuple[str, ...] = ()
     importer_references: tuple[str, ...] = ()
     converged: bool = False
+    links: str = ""
+    """The key of the solve's link table (a :class:`.locality.LinkTable` entry; "" when none)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,18 +1,21 @@
-"""Whether a change to one module's summary stays inside that module, for the index's early cutoff.
+"""Which functions a change to one module's summary may give other solved facts, and which modules a
+solve of those needs, for the index's early cutoff.
 
 The project solve links functions only through what summaries name: calls (with the values and
 callables they pass), the parameters and calls a value depends on, enclosing functions, the array
 leaves a function returns, trace roots, calls in loops and re-exports. Functions that no such link
 joins are solved independently: each group reaches its fixpoint in the same steps, in the same order,
-alone or with the rest. So when every group a change touches lies inside the changed module (no link
-to a function elsewhere, no name of it used elsewhere), the rest of the project keeps its solved facts,
-and a solve of the module alone gives the touched functions theirs.
+alone or with the rest. A :class:`LinkTable` records the groups of a solved project with the modules a
+solve of each needs (those that define, name or re-export one of its functions); after one summary
+changes, the groups its old and new links touch (joined by its new links) are solved again with those
+modules alone, and the rest of the project keeps its solved facts.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Container, Iterable, Iterator
+from collections.abc import Callable, Container, Hashable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
 from jaxcheck.analyzer.semantics.solver import resolve_target
 from jaxcheck.analyzer.semantics.links import edge_group, link_groups, linked_names
@@ -20,9 +23,99 @@ from jaxcheck.analyzer.semantics.summary import FunctionSummary, ModuleSummary
 
 Resolve = Callable[[str], "str | None"]
 """A name to the function key it refers to in the project solve (None: no project function)."""
+Lookup = Callable[[str], "tuple[str | None, list[str]]"]
+"""A name to the function key it refers to in a solve, and the names resolving it went through."""
 
-OUTSIDE = "\0outside"
-"""Stands for every function of another module."""
+
+@dataclass(frozen=True, slots=True)
+class LinkGroup:
+    """Functions the project solve links (see the module docstring), and the modules a solve that gives
+    them their facts needs: those that define, name or re-export one of them."""
+
+    functions: tuple[str, ...]
+    modules: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LinkTable:
+    """The groups of linked functions of a solved project, and the function keys several of its modules
+    define (which of them a solve keeps depends on every module in it: never solved in part)."""
+
+    groups: tuple[LinkGroup, ...]
+    ambiguous: tuple[str, ...] = ()
+
+    def group_index(self) -> dict[str, int]:
+        """Per function key, the index of its group."""
+        return {key: number for number, group in enumerate(self.groups) for key in group.functions}
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What a change to one module's summary may alter: the `functions` (of the module and of others)
+    whose solved facts it may change, the recorded `groups` (indexes into a :class:`LinkTable`) they
+    come from, and the `modules` other than the changed one that a solve giving those facts needs."""
+
+    functions: frozenset[str]
+    groups: frozenset[int]
+    modules: frozenset[str]
+
+
+class _Partition:
+    """Disjoint sets of hashable nodes (union-find)."""
+
+    def __init__(self) -> None:
+        self._parents: dict[Hashable, Hashable] = {}
+
+    def find(self, node: Hashable) -> Hashable:
+        """The representative of `node`'s set."""
+        root = node
+        while (parent := self._parents.get(root, root)) != root:
+            root = parent
+        while node != root:  # path compression
+            node, self._parents[node] = self._parents[node], root
+        return root
+
+    def join(self, nodes: Sequence[Hashable]) -> None:
+        """Put `nodes` in one set."""
+        first = self.find(nodes[0]) if nodes else None
+        for node in nodes[1:]:
+            root = self.find(node)
+            if root != first:
+                self._parents[root] = first
+
+
+def link_table(summaries: Sequence[ModuleSummary], lookup: Lookup, functions: Container[str]) -> LinkTable:
+    """The groups of linked functions of the solve of `summaries` (`lookup` resolves names in it; its
+    `functions` are the keys it knows), each with the modules that define, name or re-export one of its
+    functions (see :class:`LinkGroup`)."""
+    modules = {summary.module for summary in summaries}
+    owners: dict[str, set[str]] = {}
+    for summary in summaries:
+        for key in summary.functions:
+            if key in functions:
+                owners.setdefault(key, set()).add(summary.module)
+    partition = _Partition()
+    needs: dict[str, set[str]] = {key: set(owner) for key, owner in owners.items()}
+    looked_up: dict[str, tuple[str | None, set[str]]] = {}
+    for summary in summaries:
+        for names in link_groups(summary):
+            keys = []
+            for name in names:
+                if name not in looked_up:
+                    found, visited = lookup(name)
+                    looked_up[name] = found, {hop.rpartition(".")[0] for hop in visited[:-1]} & modules
+                target, hops = looked_up[name]
+                if target is not None and target in needs:
+                    keys.append(target)
+                    needs[target].add(summary.module)
+                    needs[target].update(hops)
+            partition.join(keys)
+    members: dict[Hashable, list[str]] = {}
+    for key in owners:
+        members.setdefault(partition.find(key), []).append(key)
+    groups = tuple(LinkGroup(tuple(keys), tuple(sorted(set().union(*(needs[key] for key in keys)))))
+                   for keys in members.values())
+    return LinkTable(groups, tuple(sorted(key for key, owner in owners.items() if len(owner) > 1)))
 
 
 def referenced_names(summary: ModuleSummary, visited: Callable[[str], Iterable[str]]) -> frozenset[str]:
@@ -35,56 +128,64 @@ def referenced_names(summary: ModuleSummary, visited: Callable[[str], Iterable[s
 
 
 def changed_functions(old: ModuleSummary, new: ModuleSummary, resolve_old: Resolve, resolve_new: Resolve,
-                      used_elsewhere: Container[str]) -> frozenset[str] | None:
-    """The functions of the module whose solved facts the change from `old` to `new` may alter, when
-    the change stays inside the module; None when it may reach another module: a touched group of linked
-    functions (see the module docstring) links to a function elsewhere (`resolve_old`/`resolve_new`
-    resolve the names of each summary in the project as it was and is), or one of its functions or a
-    changed module-level name is in `used_elsewhere` (names other modules look up), or whether the module
-    may turn on 64-bit mode or names 64-bit dtypes changed. Function keys must be unique in the project
-    (the caller checks that no other module defines one of them)."""
+                      table: LinkTable, looked_up_elsewhere: Container[str]) -> Change | None:
+    """What the change of a module's summary from `old` to `new` may alter in the project solve that
+    `table` records (`resolve_old`/`resolve_new` resolve names in the project as it was and is): the
+    groups of functions the old and new summaries link its changed functions, calls, roots, calls in
+    loops and re-exports to. None when a solve of part of the project cannot tell: whether the module
+    may turn on 64-bit mode or names 64-bit dtypes changed, a function the module adds or removes or a
+    re-export it changes is a name other modules look up (`looked_up_elsewhere`: they would link to it
+    anew), a touched function is defined by several modules, or a name resolves to a function the
+    table lacks. Function keys of the module must be unique in the project (the caller checks that no
+    other module defines one of them)."""
     def module_facts(summary: ModuleSummary) -> tuple[str, str, bool, bool]:
         return summary.module, summary.path, summary.enables_x64, summary.wide_dtypes
 
     if module_facts(old) != module_facts(new):
         return None
+    changed_exports = {name for name in old.exports.keys() | new.exports.keys()
+                       if old.exports.get(name) != new.exports.get(name)}
+    added_or_removed = old.functions.keys() ^ new.functions.keys()
+    if any(name in looked_up_elsewhere for name in (*added_or_removed, *(f"{new.module}.{n}" for n in changed_exports))):
+        return None
+    group_of = table.group_index()
     own = old.functions.keys() | new.functions.keys()
-    parents: dict[str, str] = {}
+    partition = _Partition()
+    for key in old.functions:
+        if key in group_of:
+            partition.join([key, group_of[key]])
+    unknown = object()
+    """Stands for a function of another module that the table lacks."""
 
-    def find(node: str) -> str:
-        while parents.get(node, node) != node:
-            node = parents[node]
-        return node
-
-    def node_of(name: str, resolve: Resolve) -> str | None:
+    def node_of(name: str, resolve: Resolve) -> Hashable | None:
         key = name if name in own else resolve(name)
-        return None if key is None else key if key in own else OUTSIDE
+        return None if key is None else key if key in own else group_of.get(key, unknown)
 
-    def join(groups: Iterable[list[str]], resolve: Resolve) -> list[str]:
+    def join(groups: Iterable[list[str]], resolve: Resolve) -> list[Hashable]:
         """Link each group's nodes; return them all."""
-        nodes: list[str] = []
+        nodes: list[Hashable] = []
         for group in groups:
             members = [node for node in (node_of(name, resolve) for name in group) if node is not None]
-            for member in members[1:]:
-                parents[find(member)] = find(members[0])
+            partition.join(members)
             nodes.extend(members)
         return nodes
 
-    join(link_groups(old), resolve_old)
-    join(link_groups(new), resolve_new)
-    seeds = [key for key in own if old.functions.get(key) != new.functions.get(key)]
-    changed_exports = {name for name in old.exports.keys() | new.exports.keys()
-                       if old.exports.get(name) != new.exports.get(name)}
+    nodes = join(link_groups(old), resolve_old) + join(link_groups(new), resolve_new)
+    seeds: list[Hashable] = [key for key in own if old.functions.get(key) != new.functions.get(key)]
     seeds += join(_changed_groups(old, new, changed_exports), resolve_old)
     seeds += join(_changed_groups(new, old, changed_exports), resolve_new)
-    touched = {find(seed) for seed in seeds}
-    if find(OUTSIDE) in touched:
+    touched = {partition.find(seed) for seed in seeds}
+    if partition.find(unknown) in touched:
         return None
-    functions = frozenset(key for key in own if find(key) in touched)
-    names = [*functions, *(f"{new.module}.{name}" for name in changed_exports)]
-    if any(name in used_elsewhere for name in names):
+    groups = frozenset(node for node in (*nodes, *(group_of[key] for key in old.functions if key in group_of))
+                       if isinstance(node, int) and partition.find(node) in touched)
+    functions = {key for key in own if partition.find(key) in touched}
+    for number in groups:
+        functions.update(table.groups[number].functions)
+    if not functions.isdisjoint(table.ambiguous):
         return None
-    return functions
+    modules = set().union(*(table.groups[number].modules for number in groups)) - {new.module}
+    return Change(frozenset(functions), groups, frozenset(modules))
 
 
 def _changed_groups(summary: ModuleSummary, other: ModuleSummary, changed_exports: set[str]) -> Iterator[list[str]]:
@@ -128,6 +229,19 @@ class LazyProject:
         if summary.module in self.shared:
             raise Unresolvable(summary.module)
         return LazyProject(self.modules, self.shared, {**self.overrides, summary.module: summary}, self._loaded)
+
+    def summaries(self, modules: Iterable[str]) -> list[ModuleSummary]:
+        """The summaries of those of `modules` that are in the solve (overriding ones as given), in the
+        solve's order; Unresolvable when one cannot be had."""
+        wanted = set(modules)
+        return [summary for module in self.modules if module in wanted and (summary := self._summary(module)) is not None]
+
+    def in_solve_order(self, summaries: Iterable[ModuleSummary]) -> list[ModuleSummary]:
+        """`summaries` without repeats, in the order the project solve takes their modules (a solve of
+        part of the project then links and visits what it shares with the whole in the same order)."""
+        position = {module: number for number, module in enumerate(self.modules)}
+        unique = {summary.module: summary for summary in summaries}
+        return sorted(unique.values(), key=lambda summary: position.get(summary.module, len(position)))
 
     def loaded(self) -> list[ModuleSummary]:
         """The summaries loaded so far (not the overriding ones), in the order they were loaded."""

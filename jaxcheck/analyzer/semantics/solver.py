@@ -104,20 +104,25 @@ class _Frame:
 
 @dataclass(frozen=True, slots=True)
 class SignatureParts:
-    """A solve signature (see :meth:`Solution.signature_parts`) in pieces: per function of the module that
-    has any, its facts and its trace chains; and the rest, which links the module to others (what it
-    reads of the functions it names, which of its functions those may run, which of its functions other
-    modules call) and 64-bit mode."""
+    """A solve signature (see :meth:`Solution.signature_parts`) in pieces, each about one function, so
+    that a change to some functions' solved facts tells which pieces it may alter: per function of the
+    module that has any, its facts and its trace chains; per function (of this module or another) that
+    links the module to others, those lines (what the module reads of a function of another module it
+    names and which of its own functions that one may run; which functions of other modules call one of
+    its own); and whether 64-bit mode matters to it."""
 
     functions: dict[str, tuple[str, str]]
     """Per function key, its facts and its chains (only functions that have any)."""
-    module_facts: str
+    links: dict[str, str]
+    """Per function key, the lines linking the module to other modules about it (only those that have any)."""
+    x64: bool
 
     def text(self) -> str:
-        """The signature: every function's facts in key order, the module's part, then the chains."""
+        """The signature: every function's facts in key order, the links in key order, then the chains."""
         facts = [text for text, _ in self.functions.values() if text]
         chains = [text for _, text in self.functions.values() if text]
-        return "\n".join([*facts, *([self.module_facts] if self.module_facts else [])]) + f"\n{NOTES_MARK}\n" + "\n".join(chains)
+        links = [self.links[key] for key in sorted(self.links)]
+        return "\n".join([*facts, *links, *(["x64"] if self.x64 else [])]) + f"\n{NOTES_MARK}\n" + "\n".join(chains)
 
 
 @dataclass
@@ -249,12 +254,14 @@ class Solution:
         whole signature."""
         own = summary.functions
         callers = self._callers()
-        module = [*self._named_function_facts(summary), *self._reached_from_elsewhere(summary),
-                  *(repr((key, "called from", sorted(elsewhere))) for key in sorted(own)
-                    if (elsewhere := {caller for caller in callers.get(key, ()) if caller not in own}))]
-        if summary.wide_dtypes and self.x64_enabled:
-            module.append("x64")
-        return SignatureParts(self._function_parts(summary), "\n".join(module))
+        links: dict[str, list[str]] = {}
+        for key, line in (*self._named_function_facts(summary), *self._reached_from_elsewhere(summary)):
+            links.setdefault(key, []).append(line)
+        for key in sorted(own):
+            if elsewhere := {caller for caller in callers.get(key, ()) if caller not in own}:
+                links[key] = [repr((key, "called from", sorted(elsewhere)))]
+        return SignatureParts(self._function_parts(summary), {key: "\n".join(lines) for key, lines in links.items()},
+                              summary.wide_dtypes and self.x64_enabled)
 
     def _function_parts(self, summary: ModuleSummary) -> dict[str, tuple[str, str]]:
         """Per function of `summary` that has any, its facts and its chains (see :meth:`signature_parts`)."""
@@ -348,11 +355,11 @@ class Solution:
             parts.append(repr((key, sorted(self.jax_array_params[key]))))
         return parts
 
-    def _named_function_facts(self, summary: ModuleSummary) -> list[str]:
+    def _named_function_facts(self, summary: ModuleSummary) -> list[tuple[str, str]]:
         """What a lint reads of the functions of other modules that `summary` names (and of those their
         array leaves come from): that they exist, which parameters only probe or draw from their
         argument (with the parameters arguments bind to, when any do), the arrays they return, and
-        whether a staging transform is applied to them directly."""
+        whether a staging transform is applied to them directly: a line per function key."""
         own = summary.functions
         pending = [key for name in linked_names(summary) if (key := self._key_of(name)) is not None and key not in own]
         seen: set[str] = set()
@@ -366,12 +373,12 @@ class Solution:
         lines = []
         for key in sorted(seen):
             facts = self._read_facts(self.functions[key])
-            lines.append(repr((key, *facts)) if any(facts) else key)
+            lines.append((key, repr((key, *facts)) if any(facts) else key))
         return lines
 
-    def _reached_from_elsewhere(self, summary: ModuleSummary) -> list[str]:
+    def _reached_from_elsewhere(self, summary: ModuleSummary) -> list[tuple[str, str]]:
         """For each function of another module that `summary`'s calls name, the functions of `summary`
-        calling it may run (see :meth:`reaches`)."""
+        calling it may run (see :meth:`reaches`): a line per such function key."""
         own = summary.functions
         outside = {key for edge in summary.edges if (key := self._key_of(edge.callee)) is not None and key not in own}
         if not outside:
@@ -392,7 +399,7 @@ class Solution:
                     if callee in ancestors and callee not in reached:
                         reached.add(callee)
                         pending.append(callee)
-            lines.append(repr((start, "reaches", sorted(reached & own.keys()))))
+            lines.append((start, repr((start, "reaches", sorted(reached & own.keys())))))
         return lines
 
     def _key_of(self, name: str) -> str | None:
@@ -778,9 +785,10 @@ def resolve_target(target: str, is_function: Callable[[str], bool],
     return None, visited
 
 
-def visited_names(solution: Solution, target: str) -> list[str]:
-    """The names resolving `target` in `solution` goes through (see :func:`resolve_target`)."""
+def lookup_name(solution: Solution, target: str) -> tuple[str | None, list[str]]:
+    """The function key `target` refers to in `solution` (None: none), and the names resolving it goes
+    through (see :func:`resolve_target`)."""
     resolver = solution.resolve
     if resolver is None:
-        return [target]
-    return resolve_target(target, resolver.functions.__contains__, resolver.exports.get)[1]
+        return (target if target in solution.functions else None), [target]
+    return resolve_target(target, resolver.functions.__contains__, resolver.exports.get)
