@@ -17,6 +17,7 @@ import pytest
 from conftest import checkout_environment, cli, make_package
 
 from jaxcheck.analyzer.cache import DEFAULT_CACHE_DIR, FORMAT, FORMAT_VERSION
+from jaxcheck.analyzer.codec import CodecError, decode
 from jaxcheck.analyzer.config import Configuration
 from jaxcheck.analyzer.engine import CheckReport, Linter
 from jaxcheck.analyzer.progress import ProgressBar
@@ -96,7 +97,7 @@ def test_corrupt_entries_are_misses(project: Path, tmp_path: Path, garbage: byte
     cache = tmp_path / "cache"
     _check(project, cache)
     entries = list(cache.rglob("*.json"))
-    link_tables = [entry for entry in entries if b'"groups"' in entry.read_bytes()]  # read only after a summary changed
+    link_tables = [entry for entry in entries if b'"LinkTable"' in entry.read_bytes()]  # read only after a summary changed
     assert entries and len(link_tables) == 1
     for entry in entries:
         entry.write_bytes(garbage)
@@ -120,7 +121,7 @@ def test_a_crafted_cache_entry_never_runs_code(project: Path, tmp_path: Path):
     marker = tmp_path / "pwned"
     payload = pickle.dumps(_Payload(marker))
     entries = list(cache.rglob("*.json"))
-    link_tables = [entry for entry in entries if b'"groups"' in entry.read_bytes()]  # read only after a summary changed
+    link_tables = [entry for entry in entries if b'"LinkTable"' in entry.read_bytes()]  # read only after a summary changed
     assert entries and len(link_tables) == 1
     for entry in entries:
         entry.write_bytes(payload)
@@ -134,7 +135,7 @@ def test_a_crafted_cache_entry_never_runs_code(project: Path, tmp_path: Path):
 def _entries(cache: Path) -> list[tuple[Path, dict]]:
     """The entries a re-run of an unchanged project reads (not the link table: see test_index.py)."""
     entries = [(path, json.loads(path.read_text())) for path in sorted(cache.rglob("*.json"))]
-    return [(path, entry) for path, entry in entries if "groups" not in entry.get("outcome", {})]
+    return [(path, entry) for path, entry in entries if entry.get("outcome", {}).get("@") != "LinkTable"]
 
 
 @pytest.mark.parametrize("change", [
@@ -257,3 +258,11 @@ def test_fingerprint_follows_jaxcheck_source_files():
     finally:
         os.utime(source, ns=(status.st_atime_ns, status.st_mtime_ns))
     assert fingerprint("0.1.0", "{}", ["JAX301"], True) == before
+
+
+@pytest.mark.parametrize("hint", [tuple[str, ...], frozenset[str], list[str]])
+def test_sequences_of_names_are_checked_item_by_item(hint):
+    assert decode(hint, ["a", "b"]) == hint.__origin__(["a", "b"])
+    for bad in (["a", 1], ["a", None], [["a"]], "ab"):
+        with pytest.raises(CodecError):
+            decode(hint, bad)

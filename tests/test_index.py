@@ -197,13 +197,29 @@ def test_a_summary_change_that_reaches_another_module_solves_the_groups_it_touch
     assert _same_as_cold(paths, cache) == _findings(warm)
 
 
+def test_summary_changes_in_two_files_solve_the_groups_they_touch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    project = make_package(tmp_path, {"train.py": TRAIN_WITH_LOOKUP, "utils.py": UTILS,
+                                      "other.py": "def unrelated():\n    return 1\n"})
+    cache = tmp_path / "cache"
+    paths = [project / "pkg"]
+    _check(paths, cache)
+    for name in ("a function another module calls", "a call from a traced function to another module"):
+        file, text = REACHING_EDITS[name]
+        _write(project / "pkg" / file, text)
+    with monkeypatch.context() as patched:
+        patched.setattr(Linter, "_outcomes", lambda *_: pytest.fail("the whole request was checked again"))
+        warm = _check(paths, cache)
+    assert warm.diagnostics == _check(paths, None).diagnostics
+    assert _same_as_cold(paths, cache) == _findings(warm)
+
+
 def test_an_unusable_link_table_checks_the_whole_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     project = make_package(tmp_path, {"train.py": TRAIN_WITH_LOOKUP, "utils.py": UTILS})
     cache = tmp_path / "cache"
     paths = [project / "pkg"]
     _check(paths, cache)
-    [table] = [entry for entry in cache.rglob("*.json") if b'"groups"' in entry.read_bytes()]
-    table.write_text(table.read_text().replace('"groups"', '"grupos"'))
+    [table] = [entry for entry in cache.rglob("*.json") if b'"LinkTable"' in entry.read_bytes()]
+    table.write_text(table.read_text().replace('"modules"', '"modulos"'))
     _write(project / "pkg" / "utils.py", REACHING_EDITS["a function another module calls"][1])
     sizes = _solved_modules(monkeypatch)
     report = _check(paths, cache)

@@ -67,13 +67,13 @@ def _others() -> list[ModuleSummary]:
 def _change(before: str, after: str, looked_up_elsewhere: frozenset[str] = frozenset()) -> Change | None:
     old, new = _summary(before, "pkg.model"), _summary(after, "pkg.model")
     project = _project(old, *_others())
-    return changed_functions(old, new, project.overriding(old).resolve, project.overriding(new).resolve,
+    return changed_functions([(old, new)], project.overriding(old).resolve, project.overriding(new).resolve,
                              _table([old, *_others()]), looked_up_elsewhere)
 
 
 def test_the_link_table_groups_linked_functions_with_the_modules_that_name_them():
     table = _table([_summary(MODEL, "pkg.model"), *_others()])
-    groups = {group.functions: group.modules for group in table.groups}
+    groups = dict(zip(table.functions, table.modules))
     assert groups[("pkg.model.loss", "pkg.model.step", "pkg.layers.dense")] == ("pkg", "pkg.layers", "pkg.model")
     assert groups[("pkg.unrelated.helper", "pkg.unrelated.caller")] == ("pkg.unrelated",)
     assert not table.ambiguous
@@ -138,3 +138,16 @@ def test_the_modules_a_change_needs_give_touched_functions_their_project_facts(a
             assert in_part.functions.get(key) == in_whole.functions.get(key)
             assert in_part.links.get(key) == in_whole.links.get(key)
     assert any(part.signature_parts(new).functions.get(key) for key in change.functions)
+
+
+def test_changes_to_several_modules_touch_the_groups_of_each():
+    old_model, new_model = _summary(MODEL, "pkg.model"), _summary(MODEL + "\n    def spare(x):\n        return x\n", "pkg.model")
+    old_other = _summary(UNRELATED, "pkg.unrelated")
+    new_other = _summary(UNRELATED.replace("return helper(x)", "return helper(helper(x))"), "pkg.unrelated")
+    old_project = _project(old_model, _summary(LAYERS, "pkg.layers"), _summary(INIT, "pkg"), old_other)
+    new_project = old_project.overriding(new_model).overriding(new_other)
+    change = changed_functions([(old_model, new_model), (old_other, new_other)],
+                               old_project.overriding(old_model).resolve, new_project.resolve,
+                               _table([old_model, *_others()]), frozenset())
+    assert change is not None and change.modules == set()
+    assert change.functions == {"pkg.model.spare", "pkg.unrelated.helper", "pkg.unrelated.caller"}

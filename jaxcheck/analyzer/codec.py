@@ -90,6 +90,7 @@ def _decoder(hint: Any) -> Decoder:
         return fixed
     if origin in (tuple, frozenset, list):
         item_decoder = _lazy(args[0])
+        of_strings = args[0] is str
         build = origin
         empty = build() if origin is not list else None
 
@@ -98,6 +99,10 @@ def _decoder(hint: Any) -> Decoder:
                 raise CodecError(f"expected list, got {type(data).__name__}")
             if not data and empty is not None:  # most are empty: share the immutable empty value
                 return empty
+            if of_strings:  # names and keys: checked in one pass, no call per item
+                if not all(type(item) is str for item in data):
+                    raise CodecError("expected a list of str")
+                return build(data)
             decode_item = item_decoder()
             return build([decode_item(item) for item in data])
 

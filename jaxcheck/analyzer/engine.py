@@ -36,7 +36,7 @@ from jaxcheck.analyzer.project import (
 from jaxcheck.analyzer.registry import selected_codes
 from jaxcheck.analyzer.semantics.links import linked_names
 from jaxcheck.analyzer.semantics.locality import (
-    Change, LazyProject, LinkGroup, LinkTable, Unresolvable, changed_functions, link_table, referenced_names,
+    Change, LazyProject, LinkTable, Unresolvable, changed_functions, link_table, referenced_names,
 )
 from jaxcheck.analyzer.semantics.solver import SignatureParts, Solution, findings_part, lookup_name, solve
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
@@ -510,14 +510,13 @@ class Linter:
                       others: dict[Path, ProjectFile], index: ProjectIndex, keys: dict[Path, str],
                       state_key: str) -> list[Diagnostic] | None:
         """The run's findings from the last run's `state` when the files changed since leave most of the
-        project solve as it was: their summaries are what they were, or one summary changed (see
-        :mod:`.semantics.locality`). Then only the groups of linked functions that change touches are
-        solved again, with the modules they need; the files whose signatures name one of those functions
-        keep their findings when those parts of their signatures are as recorded, else they are linted
-        again, like each changed file, with a solve that gives them the recorded parts for every other
-        function (see :meth:`_relinted`). None when that does not hold (two summaries changed, a file
-        failed, too many files changed, a solve of part of the project cannot tell): the caller then
-        checks the whole request."""
+        project solve as it was (see :mod:`.semantics.locality`): only the groups of linked functions
+        their summary changes touch are solved again, with the modules they need; the files of those
+        modules keep their findings when the parts of their signatures about the touched functions are
+        as recorded, else they are linted again, like each changed file and each file whose notes cite
+        one, with a solve that gives them the recorded parts for every other function (see
+        :meth:`_relinted`). None when that does not hold (a file failed, too many files changed, a solve
+        of part of the project cannot tell): the caller then checks the whole request."""
         recorded = {Path(file.path): file for file in state.files}
         if recorded.keys() != checked.keys():
             return None
@@ -536,21 +535,20 @@ class Linter:
                 if before is None or before.summary is None or isinstance(analysis, FileOutcome):
                     return None
                 edits[path] = (before.summary, analysis)
-            moved_summaries = [path for path, (old, analysis) in edits.items() if old != analysis.summary]
-            if len(moved_summaries) > 1 or (moved_summaries and not state.converged):
-                return None  # two changed summaries may link to each other
+            moved_summaries = {path: (old, analysis.summary) for path, (old, analysis) in edits.items()
+                               if old != analysis.summary}
+            if moved_summaries and not state.converged:
+                return None
             lazy = self._indexed_project(state, project, index, {path: a.summary for path, (_, a) in edits.items()})
             if lazy is None:
                 return None
             change, links = Change(frozenset(), frozenset(), frozenset()), None
-            table: LinkTable | None = (index.cache.load_value(state.links, LinkTable)
-                                       if moved_summaries and state.links else None)
-            for path in moved_summaries:
-                old, analysis = edits[path]
-                found = self._change(path, old, analysis.summary, state, lazy, table) if table is not None else None
+            if moved_summaries:
+                table: LinkTable | None = index.cache.load_value(state.links, LinkTable) if state.links else None
+                found = self._change(moved_summaries, state, lazy, table) if table is not None else None
                 if found is None or table is None:
                     return None
-                change, links = found, _merged_links(table, found, old, analysis.summary, lazy)
+                change, links = found, _merged_links(table, found, list(moved_summaries.values()), lazy)
             base = lazy.summaries({*change.modules, *(project[path].module.name for path in moved_summaries)})
             for path, (old, analysis) in edits.items():
                 references = recorded[path].references
@@ -602,18 +600,23 @@ class Linter:
         return LazyProject({module: loader(paths[0]) for module, paths in by_module.items()}, shared)
 
     @staticmethod
-    def _change(path: Path, before: ModuleSummary, after: ModuleSummary, state: RunState, lazy: LazyProject,
+    def _change(moved: dict[Path, tuple[ModuleSummary, ModuleSummary]], state: RunState, lazy: LazyProject,
                 table: LinkTable) -> Change | None:
-        """What the change of the summary of the file at `path` from `before` to `after` may alter in the
+        """What the changes of the summaries of the `moved` files (each from old to new) may alter in the
         recorded solve (see :func:`.locality.changed_functions`); None when a solve of part of the project
         cannot tell (Unresolvable when a module the lookups need cannot be read)."""
-        elsewhere = {name for file in state.files if file.path != str(path) for name in file.references}
+        paths = {str(path) for path in moved}
+        elsewhere = {name for file in state.files if file.path not in paths for name in file.references}
         elsewhere.update(state.importer_references)
-        now = lazy.overriding(after)
-        change = changed_functions(before, after, lazy.overriding(before).resolve, now.resolve, table, elsewhere)
-        own = change.functions & after.functions.keys() if change is not None else ()
-        if change is None or any(now.defined_elsewhere(key, after.module) for key in own):
+        before = after = lazy
+        for old, new in moved.values():
+            before, after = before.overriding(old), after.overriding(new)
+        change = changed_functions(list(moved.values()), before.resolve, after.resolve, table, elsewhere)
+        if change is None:
             return None
+        for _, new in moved.values():
+            if any(after.defined_elsewhere(key, new.module) for key in change.functions & new.functions.keys()):
+                return None
         return change
 
     def _reached_files(self, state: RunState, change: Change, base: list[ModuleSummary], citing: set[Path],
@@ -948,18 +951,17 @@ def _named_summaries(summary: ModuleSummary, lazy: LazyProject) -> list[ModuleSu
     return [loaded for loaded in now.loaded() if loaded.module != summary.module]
 
 
-def _merged_links(table: LinkTable, change: Change, before: ModuleSummary, after: ModuleSummary,
+def _merged_links(table: LinkTable, change: Change, moved: list[tuple[ModuleSummary, ModuleSummary]],
                   lazy: LazyProject) -> LinkTable:
-    """`table` after the change of one module's summary from `before` to `after`: the groups the `change`
-    touches become one, with the changed module and the modules its lookups go through (their links
-    may have split some: a larger group is solved with more modules, never wrongly)."""
-    removed = before.functions.keys() - after.functions.keys()
-    hops = {name.rpartition(".")[0] for name in referenced_names(after, lazy.overriding(after).visited)}
-    modules = {module for number in change.groups for module in table.groups[number].modules}
-    modules.update(hops & lazy.modules.keys(), [after.module])
-    merged = LinkGroup(tuple(sorted(change.functions - removed)), tuple(sorted(modules)))
-    kept = (group for number, group in enumerate(table.groups) if number not in change.groups)
-    return LinkTable((*kept, merged), table.ambiguous)
+    """`table` after the changes of some modules' summaries (`moved`, each from old to new): the groups
+    the `change` touches become one, with the changed modules and the modules their lookups go through
+    (their links may have split some: a larger group is solved with more modules, never wrongly)."""
+    removed = {key for before, after in moved for key in before.functions.keys() - after.functions.keys()}
+    modules = {module for number in change.groups for module in table.modules[number]}
+    for _, after in moved:
+        hops = {name.rpartition(".")[0] for name in referenced_names(after, lazy.overriding(after).visited)}
+        modules.update(hops & lazy.modules.keys(), [after.module])
+    return table.merged(change.groups, change.functions - removed, modules)
 
 
 def _run_state(outcomes: dict[Path, FileOutcome], checked: dict[Path, ProjectFile], keys: dict[Path, str],

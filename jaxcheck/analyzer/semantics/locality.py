@@ -1,13 +1,13 @@
-"""Which functions a change to one module's summary may give other solved facts, and which modules a
-solve of those needs, for the index's early cutoff.
+"""Which functions a change to some modules' summaries may give other solved facts, and which modules
+a solve of those needs, for the index's early cutoff.
 
 The project solve links functions only through what summaries name: calls (with the values and
 callables they pass), the parameters and calls a value depends on, enclosing functions, the array
 leaves a function returns, trace roots, calls in loops and re-exports. Functions that no such link
 joins are solved independently: each group reaches its fixpoint in the same steps, in the same order,
 alone or with the rest. A :class:`LinkTable` records the groups of a solved project with the modules a
-solve of each needs (those that define, name or re-export one of its functions); after one summary
-changes, the groups its old and new links touch (joined by its new links) are solved again with those
+solve of each needs (those that define, name or re-export one of its functions); after summaries
+change, the groups their old and new links touch (joined by the new links) are solved again with those
 modules alone, and the rest of the project keeps its solved facts.
 """
 
@@ -28,32 +28,34 @@ Lookup = Callable[[str], "tuple[str | None, list[str]]"]
 
 
 @dataclass(frozen=True, slots=True)
-class LinkGroup:
-    """Functions the project solve links (see the module docstring), and the modules a solve that gives
-    them their facts needs: those that define, name or re-export one of them."""
-
-    functions: tuple[str, ...]
-    modules: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
 class LinkTable:
-    """The groups of linked functions of a solved project, and the function keys several of its modules
-    define (which of them a solve keeps depends on every module in it: never solved in part)."""
+    """The groups of linked functions of a solved project (see the module docstring): group `n` has the
+    function keys `functions[n]`, and a solve that gives them their facts needs the modules `modules[n]`
+    (those that define, name or re-export one of them). Parallel tuples of names: an entry that decodes
+    fast. `ambiguous` are the function keys several modules define (which of them a solve keeps depends
+    on every module in it: never solved in part)."""
 
-    groups: tuple[LinkGroup, ...]
+    functions: tuple[tuple[str, ...], ...]
+    modules: tuple[tuple[str, ...], ...]
     ambiguous: tuple[str, ...] = ()
 
     def group_index(self) -> dict[str, int]:
         """Per function key, the index of its group."""
-        return {key: number for number, group in enumerate(self.groups) for key in group.functions}
+        return {key: number for number, keys in enumerate(self.functions) for key in keys}
+
+    def merged(self, groups: Container[int], functions: Iterable[str], modules: Iterable[str]) -> LinkTable:
+        """This table with the `groups` replaced by one group of `functions` that needs `modules` (give
+        theirs too: a larger group is solved with more modules, never wrongly)."""
+        kept = [number for number in range(len(self.functions)) if number not in groups]
+        return LinkTable((*(self.functions[number] for number in kept), tuple(sorted(functions))),
+                         (*(self.modules[number] for number in kept), tuple(sorted(modules))), self.ambiguous)
 
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """What a change to one module's summary may alter: the `functions` (of the module and of others)
-    whose solved facts it may change, the recorded `groups` (indexes into a :class:`LinkTable`) they
-    come from, and the `modules` other than the changed one that a solve giving those facts needs."""
+    """What a change to some modules' summaries may alter: the `functions` (of those modules and of
+    others) whose solved facts it may change, the recorded `groups` (indexes into a :class:`LinkTable`)
+    they come from, and the `modules` other than the changed ones that a solve giving those facts needs."""
 
     functions: frozenset[str]
     groups: frozenset[int]
@@ -87,7 +89,7 @@ class _Partition:
 def link_table(summaries: Sequence[ModuleSummary], lookup: Lookup, functions: Container[str]) -> LinkTable:
     """The groups of linked functions of the solve of `summaries` (`lookup` resolves names in it; its
     `functions` are the keys it knows), each with the modules that define, name or re-export one of its
-    functions (see :class:`LinkGroup`)."""
+    functions (see :class:`LinkTable`)."""
     modules = {summary.module for summary in summaries}
     owners: dict[str, set[str]] = {}
     for summary in summaries:
@@ -113,9 +115,10 @@ def link_table(summaries: Sequence[ModuleSummary], lookup: Lookup, functions: Co
     members: dict[Hashable, list[str]] = {}
     for key in owners:
         members.setdefault(partition.find(key), []).append(key)
-    groups = tuple(LinkGroup(tuple(keys), tuple(sorted(set().union(*(needs[key] for key in keys)))))
-                   for keys in members.values())
-    return LinkTable(groups, tuple(sorted(key for key, owner in owners.items() if len(owner) > 1)))
+    groups = list(members.values())
+    return LinkTable(tuple(map(tuple, groups)), tuple(tuple(sorted(set().union(*(needs[key] for key in keys))))
+                                                      for keys in groups),
+                     tuple(sorted(key for key, owner in owners.items() if len(owner) > 1)))
 
 
 def referenced_names(summary: ModuleSummary, visited: Callable[[str], Iterable[str]]) -> frozenset[str]:
@@ -127,33 +130,36 @@ def referenced_names(summary: ModuleSummary, visited: Callable[[str], Iterable[s
     return frozenset(names - summary.functions.keys())
 
 
-def changed_functions(old: ModuleSummary, new: ModuleSummary, resolve_old: Resolve, resolve_new: Resolve,
-                      table: LinkTable, looked_up_elsewhere: Container[str]) -> Change | None:
-    """What the change of a module's summary from `old` to `new` may alter in the project solve that
-    `table` records (`resolve_old`/`resolve_new` resolve names in the project as it was and is): the
-    groups of functions the old and new summaries link its changed functions, calls, roots, calls in
-    loops and re-exports to. None when a solve of part of the project cannot tell: whether the module
-    may turn on 64-bit mode or names 64-bit dtypes changed, a function the module adds or removes or a
-    re-export it changes is a name other modules look up (`looked_up_elsewhere`: they would link to it
-    anew), a touched function is defined by several modules, or a name resolves to a function the
-    table lacks. Function keys of the module must be unique in the project (the caller checks that no
-    other module defines one of them)."""
+def changed_functions(changes: Sequence[tuple[ModuleSummary, ModuleSummary]], resolve_old: Resolve,
+                      resolve_new: Resolve, table: LinkTable, looked_up_elsewhere: Container[str]) -> Change | None:
+    """What the changes of some modules' summaries (each from old to new) may alter in the project solve
+    that `table` records (`resolve_old`/`resolve_new` resolve names in the project as it was and is):
+    the groups of functions the old and new summaries link their changed functions, calls, roots,
+    calls in loops and re-exports to. None when a solve of part of the project cannot tell: whether a
+    module may turn on 64-bit mode or names 64-bit dtypes changed, a function a module adds or removes
+    or a re-export it changes is a name other modules look up (`looked_up_elsewhere`: they would link
+    to it anew), a touched function is defined by several modules, or a name resolves to a function the
+    table lacks. Function keys of the changed modules must be unique in the project (the caller checks
+    that no other module defines one of them)."""
     def module_facts(summary: ModuleSummary) -> tuple[str, str, bool, bool]:
         return summary.module, summary.path, summary.enables_x64, summary.wide_dtypes
 
-    if module_facts(old) != module_facts(new):
-        return None
-    changed_exports = {name for name in old.exports.keys() | new.exports.keys()
-                       if old.exports.get(name) != new.exports.get(name)}
-    added_or_removed = old.functions.keys() ^ new.functions.keys()
-    if any(name in looked_up_elsewhere for name in (*added_or_removed, *(f"{new.module}.{n}" for n in changed_exports))):
-        return None
+    exports: list[set[str]] = []
+    for old, new in changes:
+        changed_exports = {name for name in old.exports.keys() | new.exports.keys()
+                           if old.exports.get(name) != new.exports.get(name)}
+        anew = (*(old.functions.keys() ^ new.functions.keys()), *(f"{new.module}.{name}" for name in changed_exports))
+        if module_facts(old) != module_facts(new) or any(name in looked_up_elsewhere for name in anew):
+            return None
+        exports.append(changed_exports)
     group_of = table.group_index()
-    own = old.functions.keys() | new.functions.keys()
+    own = {key for old, new in changes for key in (*old.functions, *new.functions)}
     partition = _Partition()
-    for key in old.functions:
-        if key in group_of:
-            partition.join([key, group_of[key]])
+    recorded = [group_of[key] for old, _ in changes for key in old.functions if key in group_of]
+    for old, _ in changes:
+        for key in old.functions:
+            if key in group_of:
+                partition.join([key, group_of[key]])
     unknown = object()
     """Stands for a function of another module that the table lacks."""
 
@@ -170,21 +176,23 @@ def changed_functions(old: ModuleSummary, new: ModuleSummary, resolve_old: Resol
             nodes.extend(members)
         return nodes
 
-    nodes = join(link_groups(old), resolve_old) + join(link_groups(new), resolve_new)
-    seeds: list[Hashable] = [key for key in own if old.functions.get(key) != new.functions.get(key)]
-    seeds += join(_changed_groups(old, new, changed_exports), resolve_old)
-    seeds += join(_changed_groups(new, old, changed_exports), resolve_new)
+    nodes: list[Hashable] = [*recorded]
+    seeds: list[Hashable] = []
+    for (old, new), changed_exports in zip(changes, exports):
+        nodes += join(link_groups(old), resolve_old) + join(link_groups(new), resolve_new)
+        seeds += [key for key in (*old.functions, *new.functions) if old.functions.get(key) != new.functions.get(key)]
+        seeds += join(_changed_groups(old, new, changed_exports), resolve_old)
+        seeds += join(_changed_groups(new, old, changed_exports), resolve_new)
     touched = {partition.find(seed) for seed in seeds}
     if partition.find(unknown) in touched:
         return None
-    groups = frozenset(node for node in (*nodes, *(group_of[key] for key in old.functions if key in group_of))
-                       if isinstance(node, int) and partition.find(node) in touched)
+    groups = frozenset(node for node in nodes if isinstance(node, int) and partition.find(node) in touched)
     functions = {key for key in own if partition.find(key) in touched}
     for number in groups:
-        functions.update(table.groups[number].functions)
+        functions.update(table.functions[number])
     if not functions.isdisjoint(table.ambiguous):
         return None
-    modules = set().union(*(table.groups[number].modules for number in groups)) - {new.module}
+    modules = set().union(*(table.modules[number] for number in groups)) - {new.module for _, new in changes}
     return Change(frozenset(functions), groups, frozenset(modules))
 
 
