@@ -15,8 +15,8 @@ and the project index in an empty cache folder:
   keeps the file's summary (a comment, a docstring, a constant, a print: the project solve is
   unchanged, so only the edited file is linted again), one that changes it inside its module (a new
   function: only the edited module is solved again) and one whose change reaches other modules (a
-  call added to the body of `equinox.partition`, which other modules call: the whole corpus is solved
-  again);
+  call added to the body of `equinox.partition`, which other modules call: the groups of functions
+  linked to it are solved again, with the 44 modules that define or name one of them);
 - the language server's case: an edited 1,000-line buffer checked in a warm process (target <= 100 ms),
   for edits that keep the buffer's summary (the last solve is reused) and edits that change it.
 
@@ -151,7 +151,7 @@ def main() -> None:
           "a comment: same summary)")
     print(f"  ... an edit that changes it:    {edit_seconds['changes']:6.3f} s  (a new function: its module solved again)")
     print(f"  ... a change reaching others:   {edit_seconds.get('reaches', float('nan')):6.3f} s  (equinox/_filters.py: a call added to "
-          "`partition`, which other modules call: the corpus solved again)")
+          "`partition`, which other modules call: its linked groups solved again)")
     for kind, what in (("keeps", "an edit that keeps its summary (a constant)"),
                        ("changes", "one that changes it (a new function)")):
         times = sorted(server_times[kind])
