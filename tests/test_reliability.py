@@ -203,3 +203,16 @@ def test_an_importer_in_a_declared_encoding_still_traces_the_checked_module(proj
                                        b"@jax.jit\ndef step(x):\n    return positive(x)\n")
     result = check(project, "utils.py")
     assert result.returncode == 1 and result.stdout.startswith("utils.py:2:8: JAX301 "), result.stdout + result.stderr
+
+
+def test_parsing_skips_only_the_parsers_own_validation():
+    import libcst as cst
+
+    from jaxcheck.analyzer.parsing import parse_source, run_with_deep_stack
+
+    source = "import jax\n\n@jax.jit\ndef f(x, *, y=1):\n    return [x async for x in y] if x else {**y}\n"
+    tree = run_with_deep_stack(lambda: parse_source(source))
+    assert isinstance(tree, cst.Module) and tree.code == source
+    assert tree.deep_equals(cst.parse_module(source))  # the same tree LibCST builds validating
+    with pytest.raises(cst.CSTValidationError):  # nodes built after parsing are validated as ever
+        cst.Name("not an identifier")

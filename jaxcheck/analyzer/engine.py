@@ -456,7 +456,7 @@ class Linter:
                 index.save()
                 report.notes.extend(_ignored_entries_note(cache))
                 return report
-        with Checker(self, jobs) as checker:
+        with Checker(self, jobs, cache) as checker:
             if progress is not None:
                 progress.start(len(tasks))
             try:
@@ -710,13 +710,9 @@ class Linter:
         if progress is not None:
             progress.advance(len(cached))
         done = progress.advance if progress is not None else _nothing
-        checked = dict(zip(missing, checker.check([tasks[path] for path in missing], solution, done)))
-        if cache is not None and keys is not None:
-            for path, outcome in checked.items():
-                if not outcome.errors:  # a solved result without the summary its file's own entry holds
-                    stored = outcome if solution is None else FileOutcome(outcome.diagnostics, [], None, outcome.signature,
-                                                                           outcome.cited)
-                    cache.store(keys[path], stored)
+        stored = [replace(tasks[path], entry_key=keys.get(path)) if cache is not None and keys is not None else tasks[path]
+                  for path in missing]
+        checked = dict(zip(missing, checker.check(stored, solution, done)))
         return {path: cached[path] if path in cached else checked[path] for path in tasks}
 
     def _finder(self, root: Path) -> FileFinder:

@@ -28,6 +28,12 @@ class FileOutcome:
     reads: tuple[str, ...] = ()
     """What the lint asked the solve about other modules (see `SemanticModel.reads`)."""
 
+    def entry(self, solved: bool) -> FileOutcome:
+        """What the result cache stores of this outcome: all of it for a file's own lint; for a lint
+        with a project solve (`solved`), its findings and what they depend on, not the summary and
+        reads the file's own entry holds."""
+        return FileOutcome(self.diagnostics, [], None, self.signature, self.cited) if solved else self
+
 
 class FileLinter(Protocol):
     """The part of the linter that checks single files (what worker processes run)."""

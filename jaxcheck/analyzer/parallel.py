@@ -1,8 +1,9 @@
 """Checking files in worker processes.
 
 Workers are started with the `spawn` method (safe whatever threads the parent runs) and receive the
-linter once, when they start; a task is one file, plus the pickled project solution for
-re-lints (unpickled once per worker per solve). Small runs stay in-process: starting a worker costs
+linter and the result cache once, when they start; a task is one file, plus the pickled project
+solution for re-lints (unpickled once per worker per solve). A worker stores each outcome in the
+cache itself (encoding is a tenth of a file's cost: done in parallel, not after). Small runs stay in-process: starting a worker costs
 more than checking a few files. A worker that dies (a crash in native code, the OOM killer) loses no
 other file: the files it left unfinished are checked again one at a time in a fresh worker, and only
 the file that kills that worker too is reported as a :class:`FileError`.
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from itertools import count
 from types import TracebackType
 
+from jaxcheck.analyzer.cache import ResultCache
 from jaxcheck.analyzer.outcome import FileLinter, FileOutcome
 from jaxcheck.analyzer.project import ModuleName
 from jaxcheck.analyzer.semantics.solver import Solution
@@ -37,11 +39,14 @@ _SOLVES = count()
 
 @dataclass(frozen=True, slots=True)
 class FileTask:
-    """One file to check: its display path, its bytes and its module name."""
+    """One file to check: its display path, its bytes, its module name, and the key of the result
+    cache entry its outcome is stored under (None: not stored; nor is an outcome with errors, so a
+    crash or a failing rule is tried again next time)."""
 
     display_path: str
     data: bytes
     module: ModuleName
+    entry_key: str | None = None
 
 
 _PackedSolution = tuple[int, bytes]
@@ -49,14 +54,16 @@ _PackedSolution = tuple[int, bytes]
 
 
 class Checker:
-    """Runs :meth:`FileLinter.check_file` over tasks with up to `jobs` worker processes.
+    """Runs :meth:`FileLinter.check_file` over tasks with up to `jobs` worker processes, storing the
+    outcomes of tasks with an entry key in `cache`.
 
     Use it as a context manager: the pool, started on first need, is shut down on exit.
     """
 
-    def __init__(self, linter: FileLinter, jobs: int) -> None:
+    def __init__(self, linter: FileLinter, jobs: int, cache: ResultCache | None = None) -> None:
         self.linter = linter
         self.jobs = jobs
+        self.cache = cache
         self._pool: ProcessPoolExecutor | None = None
         self._solo: ProcessPoolExecutor | None = None
 
@@ -77,7 +84,9 @@ class Checker:
         if self._pool is None and workers < 2:
             outcomes = []
             for task in tasks:
-                outcomes.append(self.linter.check_file(task.display_path, task.data, task.module, solution))
+                outcome = self.linter.check_file(task.display_path, task.data, task.module, solution)
+                _store(self.cache, task, outcome, solution is not None)
+                outcomes.append(outcome)
                 done()
             return outcomes
         if self._pool is None:
@@ -131,7 +140,7 @@ class Checker:
             return self.linter.failed(task.display_path, CRASH_MESSAGE)
 
     def _start(self, workers: int) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(workers, multiprocessing.get_context("spawn"), _initialize, (self.linter,))
+        return ProcessPoolExecutor(workers, multiprocessing.get_context("spawn"), _initialize, (self.linter, self.cache))
 
 
 def terminate_workers() -> None:
@@ -140,19 +149,26 @@ def terminate_workers() -> None:
         child.terminate()
 
 
+def _store(cache: ResultCache | None, task: FileTask, outcome: FileOutcome, solved: bool) -> None:
+    """Store `outcome` under the task's entry key, unless it has errors."""
+    if cache is not None and task.entry_key is not None and not outcome.errors:
+        cache.store(task.entry_key, outcome.entry(solved))
+
+
 # ------------------------------------------------------------------------------- worker side
 _linter: FileLinter | None = None
+_cache: ResultCache | None = None
 _solution: tuple[int, Solution] | None = None
 
 
-def _initialize(linter: FileLinter) -> None:
-    global _linter
+def _initialize(linter: FileLinter, cache: ResultCache | None) -> None:
+    global _linter, _cache
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _linter = linter
+    _linter, _cache = linter, cache
 
 
 def _check(task: FileTask, packed: _PackedSolution | None) -> FileOutcome:
-    """Check one file in a worker; any exception becomes that file's error."""
+    """Check one file in a worker (storing its outcome); any exception becomes that file's error."""
     global _solution
     assert _linter is not None
     solution = None
@@ -160,4 +176,6 @@ def _check(task: FileTask, packed: _PackedSolution | None) -> FileOutcome:
         if _solution is None or _solution[0] != packed[0]:
             _solution = (packed[0], pickle.loads(packed[1]))
         solution = _solution[1]
-    return _linter.check_isolated(task.display_path, task.data, task.module, solution)
+    outcome = _linter.check_isolated(task.display_path, task.data, task.module, solution)
+    _store(_cache, task, outcome, solution is not None)
+    return outcome

@@ -28,6 +28,8 @@ import re
 import sys
 import tokenize
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import libcst as cst
@@ -133,13 +135,38 @@ def _bracket_depth(text: str) -> int:
 
 def _libcst_parse(text: str) -> cst.Module | ParseFailure:
     try:
-        return cst.parse_module(text)
+        with _parser_nodes_unvalidated():
+            return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         return ParseFailure(f"syntax error: {exc.message}", exc.raw_line, exc.raw_column)
     except cst.CSTValidationError as exc:  # parsed, but a node is invalid (a name that is no identifier)
         return ParseFailure(f"syntax error: {exc}", 1, 0)
     except RecursionError:
         return ParseFailure("syntax error: expression too deeply nested for LibCST", 1, 0)
+
+
+@contextmanager
+def _parser_nodes_unvalidated() -> Iterator[None]:
+    """Within: LibCST nodes are built without their validation (`CSTNode.__post_init__`, about a sixth
+    of a parse). The parser's nodes are valid by construction (LibCST notes the cost where it
+    validates), and the host parser has accepted the text; nodes jaxcheck builds (fixes) are validated
+    as ever, outside. Exiting always restores LibCST's own validation, whatever other threads did."""
+    if _VALIDATE is None:  # another LibCST: nothing to skip
+        yield
+        return
+    setattr(cst.CSTNode, "__post_init__", _unvalidated)
+    try:
+        yield
+    finally:
+        setattr(cst.CSTNode, "__post_init__", _VALIDATE)
+
+
+def _unvalidated(node: cst.CSTNode) -> None:
+    """A node's `__post_init__` that skips validation."""
+
+
+_VALIDATE = cst.CSTNode.__dict__.get("__post_init__")
+"""LibCST's validating `__post_init__`."""
 
 
 def _shorten_string_runs(text: str) -> str:
