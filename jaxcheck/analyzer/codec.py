@@ -27,16 +27,25 @@ class CodecError(ValueError):
 
 def encode(value: object) -> object:
     """`value` as nested lists, dicts, strings, numbers, booleans and None (what `json` writes)."""
-    if value is None or isinstance(value, (bool, int, str)):
+    kind: Any = type(value)
+    if value is None or kind is str or kind is int or kind is bool or isinstance(value, (bool, int, str)):
         return value
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
-        return {_TAG: type(value).__qualname__, **fields}
+    names = _field_names(kind)
+    if names is not None:
+        return {_TAG: kind.__qualname__, **{name: encode(getattr(value, name)) for name in names}}
     if isinstance(value, (tuple, list, frozenset, set)):
+        if not value or all(type(item) is str for item in value):  # none, or names and keys: as they are
+            return list(value)
         return [encode(item) for item in value]
     if isinstance(value, dict):
         return [[encode(key), encode(item)] for key, item in value.items()]
     raise CodecError(f"cannot encode a {type(value).__name__}")
+
+
+@cache
+def _field_names(kind: Any) -> tuple[str, ...] | None:
+    """The field names of dataclass `kind`, in order; None for any other type."""
+    return tuple(field.name for field in dataclasses.fields(kind)) if dataclasses.is_dataclass(kind) else None
 
 
 def decode(hint: Any, data: object) -> Any:
