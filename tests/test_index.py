@@ -13,6 +13,7 @@ import pytest
 from conftest import make_package
 
 from jaxcheck.analyzer import engine
+from jaxcheck.analyzer.semantics import locality
 from jaxcheck.analyzer.config import Configuration
 from jaxcheck.analyzer.diagnostics import Diagnostic
 from jaxcheck.analyzer.engine import CheckReport, Linter
@@ -130,10 +131,12 @@ def test_edits_that_keep_the_summary_relint_only_the_edited_file(project: Path, 
 
 
 def _solved_modules(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Records how many summaries each project solve of the engine is given."""
+    """Records how many summaries each project solve of the engine (whole or in part) is given."""
     sizes: list[int] = []
-    solve = engine.solve
-    monkeypatch.setattr(engine, "solve", lambda summaries: sizes.append(len(summaries := list(summaries))) or solve(summaries))
+    for module in (engine, locality):
+        solve = module.solve
+        monkeypatch.setattr(module, "solve", lambda summaries, *rest, solve=solve:
+                            sizes.append(len(summaries := list(summaries))) or solve(summaries, *rest))
     return sizes
 
 
@@ -211,6 +214,21 @@ def test_summary_changes_in_two_files_solve_the_groups_they_touch(tmp_path: Path
         warm = _check(paths, cache)
     assert warm.diagnostics == _check(paths, None).diagnostics
     assert _same_as_cold(paths, cache) == _findings(warm)
+
+
+def test_a_function_named_like_a_module_stays_unknown_in_a_solve_of_part_of_the_project(tmp_path: Path):
+    init = "import jax\n\n@jax.jit\ndef run(x):\n    return x\n"
+    project = make_package(tmp_path, {"sub.py": "def helper(y):\n    return y\n"})
+    (project / "pkg" / "__init__.py").write_text(init)
+    cache = tmp_path / "cache"
+    paths = [project / "pkg"]
+    _check(paths, cache)
+    (project / "pkg" / "__init__.py").write_text(init.replace("return x", "return sub(x)") + textwrap.dedent("""
+        def sub(x):  # the project solve knows `pkg.sub` as the module: the call is not followed
+            print(x)
+            return x
+    """))
+    assert _findings(_check(paths, cache)) == _findings(_check(paths, None)) == []
 
 
 def test_an_unusable_link_table_checks_the_whole_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

@@ -216,3 +216,10 @@ def test_parsing_skips_only_the_parsers_own_validation():
     assert tree.deep_equals(cst.parse_module(source))  # the same tree LibCST builds validating
     with pytest.raises(cst.CSTValidationError):  # nodes built after parsing are validated as ever
         cst.Name("not an identifier")
+
+
+def test_text_the_host_parser_rejects_is_still_validated_by_libcst():
+    from jaxcheck.analyzer.engine import check_source
+
+    report = check_source("x = 1\nMv\U00013767íñ\n", "a.py")  # LibCST parses it; only its validation refuses it
+    assert [d.code for d in report.diagnostics] == ["JAX001"]

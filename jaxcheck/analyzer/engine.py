@@ -559,7 +559,8 @@ class Linter:
                 if final is None:
                     return None
                 finals[path] = final
-            reached = self._reached_files(state, change, base, citing, lazy, keys, index, project, edits.keys())
+            reached = self._reached_files(state, change, base, citing, lazy, keys, index, project, edits.keys(),
+                                          MAX_CUTOFF_FILES - len(edits))
             if reached is None:
                 return None
             finals.update(reached)
@@ -621,13 +622,13 @@ class Linter:
 
     def _reached_files(self, state: RunState, change: Change, base: list[ModuleSummary], citing: set[Path],
                        lazy: LazyProject, keys: dict[Path, str], index: ProjectIndex, project: dict[Path, ProjectFile],
-                       edited: Iterable[Path]) -> dict[Path, FileState] | None:
+                       edited: Iterable[Path], most: int) -> dict[Path, FileState] | None:
         """The new states of the unchanged checked files that a `change` (solved again with `base`) or
         the edits reach, linted again (see :meth:`_relinted`): those whose notes cite an edited file
         (`citing`: where the notes land moved), and those of the modules the change reaches whose
         signatures' parts about the changed functions are not as recorded. The others keep their
-        states. None when one fails or cannot be linted so."""
-        solution = solve(lazy.in_solve_order(base)) if change.modules else None
+        states. None when one fails or cannot be linted so, or more than `most` would be linted."""
+        solution = lazy.solve(base) if change.modules else None
         if solution is not None and not solution.converged:
             return None
         summaries = {summary.module: summary for summary in base}
@@ -642,6 +643,8 @@ class Linter:
                        if key in change.functions}
                 if now == {key: digest for key, digest in file.parts if key in change.functions}:
                     continue
+            if len(finals) == most:
+                return None  # too many to lint one by one
             analysis = self.analyze(file.path, project[path].data, project[path].module)
             if isinstance(analysis, FileOutcome) or (summary is not None and analysis.summary != summary):
                 return None
@@ -676,12 +679,15 @@ class Linter:
         except Unresolvable:  # a module name several files share: the parts decide without them
             named = []
         extra = [summary for summary in (*base, *named) if summary.module != analysis.summary.module]
-        solution = solve(lazy.in_solve_order([*extra, analysis.summary])) if extra else alone
+        if extra or not lazy.modules.keys().isdisjoint(analysis.summary.functions):
+            solution = lazy.solve([*extra, analysis.summary])
+        else:  # its own solve is the same (it knows of no function keyed like another module)
+            solution = alone
         parts = matching_parts(solution)
         if parts is None:
             others = {other: file for other, file in project.items() if other != path}
             importers = self._indexed_importer_summaries(index, others, {path: project[path].module}, keys)
-            solution = solve(lazy.in_solve_order([*extra, *importers, analysis.summary]))
+            solution = lazy.solve([*extra, *importers, analysis.summary])
             parts = matching_parts(solution)
             if parts is None:
                 return None

@@ -21,8 +21,8 @@ Three kinds of entries, all JSON data checked on read like the result cache's (:
   after a few files changed compares their new summaries with the old ones: when all are equal (a
   comment, a docstring, a constant: most edits inside a body), the project solve is the same as last
   time, so every other file keeps its findings and only the changed files (and those whose notes cite
-  them) are linted again (the early cutoff of incremental build systems). When one summary changed,
-  only the groups of linked functions its old and new links touch are solved again, with the modules
+  them) are linted again (the early cutoff of incremental build systems). When summaries changed,
+  only the groups of linked functions their old and new links touch are solved again, with the modules
   the run's link table says they need (see :mod:`.semantics.locality`); the changed file, and the
   files of those modules whose signature parts about the touched functions changed, are linted again
   with a solve that gives them the recorded parts for every other function.
@@ -75,7 +75,7 @@ class RunRecord:
 class FileState:
     """One checked file in a :class:`RunState`: its path, the digest of its bytes, the key of its own
     result entry, its findings, the other files their notes cite, the digests of the parts of the
-    solve signature it was linted with (per function key, and "" for the module's part: see
+    solve signature it was linted with (per function key, and "" for 64-bit mode: see
     `Solution.signature_parts`) and the names its summary makes the solve look up (see
     :func:`.locality.referenced_names`)."""
 

@@ -83,7 +83,7 @@ def parse_source(text: str) -> cst.Module | ParseFailure:
         if sys.version_info >= NEWEST_GRAMMAR or _NESTING_LIMIT.search(tree.message) \
                 or _bracket_depth(text) > MAX_BRACKET_DEPTH:
             return tree
-        newer = _libcst_parse(text)  # the code may use syntax newer than this Python's
+        newer = _libcst_parse(text, validated=True)  # the code may use syntax newer than this Python's
         return newer if isinstance(newer, cst.Module) else tree
     if max(map(len, text.splitlines()), default=0) > LONG_LINE and _depth(tree) > MAX_EXPRESSION_DEPTH:
         return ParseFailure("syntax error: expression too deeply nested to analyze", 1, 0)
@@ -133,8 +133,13 @@ def _bracket_depth(text: str) -> int:
     return deepest
 
 
-def _libcst_parse(text: str) -> cst.Module | ParseFailure:
+def _libcst_parse(text: str, validated: bool = False) -> cst.Module | ParseFailure:
+    """LibCST's tree of `text`, its nodes `validated` as LibCST does by default (for text the host parser
+    rejected: validation is then what tells some invalid code), else not (see
+    :func:`_parser_nodes_unvalidated`)."""
     try:
+        if validated:
+            return cst.parse_module(text)
         with _parser_nodes_unvalidated():
             return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
@@ -148,9 +153,9 @@ def _libcst_parse(text: str) -> cst.Module | ParseFailure:
 @contextmanager
 def _parser_nodes_unvalidated() -> Iterator[None]:
     """Within: LibCST nodes are built without their validation (`CSTNode.__post_init__`, about a sixth
-    of a parse). The parser's nodes are valid by construction (LibCST notes the cost where it
-    validates), and the host parser has accepted the text; nodes jaxcheck builds (fixes) are validated
-    as ever, outside. Exiting always restores LibCST's own validation, whatever other threads did."""
+    of a parse). For text the host parser accepted, the parser's nodes are valid by construction
+    (LibCST notes the cost where it validates); nodes jaxcheck builds (fixes) are validated as ever,
+    outside. Exiting always restores LibCST's own validation, whatever other threads did."""
     if _VALIDATE is None:  # another LibCST: nothing to skip
         yield
         return

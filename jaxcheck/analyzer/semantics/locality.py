@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Container, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from jaxcheck.analyzer.semantics.solver import resolve_target
+from jaxcheck.analyzer.semantics.solver import Solution, resolve_target, solve
 from jaxcheck.analyzer.semantics.links import edge_group, link_groups, linked_names
 from jaxcheck.analyzer.semantics.summary import FunctionSummary, ModuleSummary
 
@@ -47,8 +47,10 @@ class LinkTable:
         """This table with the `groups` replaced by one group of `functions` that needs `modules` (give
         theirs too: a larger group is solved with more modules, never wrongly)."""
         kept = [number for number in range(len(self.functions)) if number not in groups]
-        return LinkTable((*(self.functions[number] for number in kept), tuple(sorted(functions))),
-                         (*(self.modules[number] for number in kept), tuple(sorted(modules))), self.ambiguous)
+        merged = ((tuple(sorted(functions)), tuple(sorted(modules))),) if functions else ()
+        return LinkTable((*(self.functions[number] for number in kept), *(keys for keys, _ in merged)),
+                         (*(self.modules[number] for number in kept), *(needed for _, needed in merged)),
+                         self.ambiguous)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +76,7 @@ class _Partition:
         while (parent := self._parents.get(root, root)) != root:
             root = parent
         while node != root:  # path compression
-            node, self._parents[node] = self._parents[node], root
+            self._parents[node], node = root, self._parents[node]
         return root
 
     def join(self, nodes: Sequence[Hashable]) -> None:
@@ -244,21 +246,24 @@ class LazyProject:
         wanted = set(modules)
         return [summary for module in self.modules if module in wanted and (summary := self._summary(module)) is not None]
 
-    def in_solve_order(self, summaries: Iterable[ModuleSummary]) -> list[ModuleSummary]:
-        """`summaries` without repeats, in the order the project solve takes their modules (a solve of
-        part of the project then links and visits what it shares with the whole in the same order)."""
+    def solve(self, summaries: Iterable[ModuleSummary]) -> Solution:
+        """The solve of `summaries` (without repeats: the last of a module counts), part of this project:
+        in the order the project solve takes their modules, so it links and visits what it shares with
+        the whole in the same order, and knowing the project's modules (see :func:`.solver.solve`)."""
         position = {module: number for number, module in enumerate(self.modules)}
         unique = {summary.module: summary for summary in summaries}
-        return sorted(unique.values(), key=lambda summary: position.get(summary.module, len(position)))
+        ordered = sorted(unique.values(), key=lambda summary: position.get(summary.module, len(position)))
+        return solve(ordered, self.modules)
 
     def loaded(self) -> list[ModuleSummary]:
         """The summaries loaded so far (not the overriding ones), in the order they were loaded."""
         return list(self._loaded.values())
 
     def function(self, key: str) -> FunctionSummary | None:
-        """The project function with key `key`, if any (every module that may define it is loaded)."""
+        """The project function with key `key`, if any (every module that may define it is loaded); a
+        function keyed like a module of the solve is none (see :func:`.solver.solve`)."""
         found = [summary.functions[key] for _, summary in self._definers(key)]
-        return found[0] if found else None
+        return found[0] if found and key not in self.modules else None
 
     def defined_elsewhere(self, key: str, module: str) -> bool:
         """Whether a module other than `module` defines a function with key `key` (a class of a package

@@ -576,12 +576,14 @@ def _parameter_call_edges(edges_by_caller: dict[str, list[tuple[CallEdge, str]]]
     return edges
 
 
-def solve(summaries: Iterable[ModuleSummary]) -> Solution:
-    """Run the fixpoint over `summaries` and return the solved state."""
+def solve(summaries: Iterable[ModuleSummary], project_modules: Iterable[str] = ()) -> Solution:
+    """Run the fixpoint over `summaries` and return the solved state. A solve of part of a project
+    names the modules of the whole in `project_modules`: a function keyed like one stays unknown, as
+    in the whole project's solve."""
     summaries = list(summaries)
     functions: dict[str, FunctionSummary] = {}
     exports: dict[str, str] = {}
-    modules = {summary.module for summary in summaries}
+    modules = {summary.module for summary in summaries}.union(project_modules)
     for summary in summaries:  # a function keyed like a module's own scope (`pkg.m` in pkg/__init__.py) stays unknown
         functions.update((key, function) for key, function in summary.functions.items() if key not in modules)
         for name, target in summary.exports.items():
