@@ -11,7 +11,7 @@ import pytest
 from jaxcheck.analyzer.parsing import parse_source, run_with_deep_stack
 from jaxcheck.analyzer.semantics.builder import ModelBuilder
 from jaxcheck.analyzer.semantics.locality import (
-    Change, LazyProject, LinkTable, Unresolvable, changed_functions, link_table, referenced_names,
+    Change, LazyProject, LinkTable, Unresolvable, changed_functions, link_table, merged_links, referenced_names,
 )
 from jaxcheck.analyzer.semantics.solver import lookup_name, solve
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
@@ -151,3 +151,19 @@ def test_changes_to_several_modules_touch_the_groups_of_each():
                                _table([old_model, *_others()]), frozenset())
     assert change is not None and change.modules == set()
     assert change.functions == {"pkg.model.spare", "pkg.unrelated.helper", "pkg.unrelated.caller"}
+
+
+def test_the_merged_link_table_joins_the_touched_groups_and_drops_removed_functions():
+    before = MODEL + "\n    def spare(x):\n        return x\n"
+    after = MODEL.replace("return dense(w, x)", "return dense(x, w)")
+    old, new = _summary(before, "pkg.model"), _summary(after, "pkg.model")
+    project = _project(old, *_others())
+    table = _table([old, *_others()])
+    change = changed_functions([(old, new)], project.overriding(old).resolve, project.overriding(new).resolve,
+                               table, frozenset())
+    assert change is not None
+    merged = merged_links(table, change, [(old, new)], project)
+    index = merged.group_index()
+    assert index["pkg.model.loss"] == index["pkg.layers.dense"] and "pkg.model.spare" not in index
+    assert {"pkg", "pkg.layers", "pkg.model"} <= set(merged.modules[index["pkg.model.loss"]])
+    assert index["pkg.unrelated.helper"] != index["pkg.model.loss"]  # untouched groups stay as they were

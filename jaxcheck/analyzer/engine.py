@@ -34,9 +34,8 @@ from jaxcheck.analyzer.project import (
     ModuleName, Stamp, common_folder, imported_modules, module_name_for, project_root, project_texts,
 )
 from jaxcheck.analyzer.registry import selected_codes
-from jaxcheck.analyzer.semantics.links import linked_names
 from jaxcheck.analyzer.semantics.locality import (
-    Change, LazyProject, LinkTable, Unresolvable, changed_functions, link_table, referenced_names,
+    Change, LazyProject, LinkTable, Unresolvable, changed_functions, link_table, merged_links, referenced_names,
 )
 from jaxcheck.analyzer.semantics.solver import SignatureParts, Solution, findings_part, lookup_name, solve
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
@@ -548,7 +547,7 @@ class Linter:
                 found = self._change(moved_summaries, state, lazy, table) if table is not None else None
                 if found is None or table is None:
                     return None
-                change, links = found, _merged_links(table, found, list(moved_summaries.values()), lazy)
+                change, links = found, merged_links(table, found, list(moved_summaries.values()), lazy)
             base = lazy.summaries({*change.modules, *(project[path].module.name for path in moved_summaries)})
             for path, (old, analysis) in edits.items():
                 references = recorded[path].references
@@ -675,7 +674,7 @@ class Linter:
         alone = solve([analysis.summary])
         own = self.lint(analysis, alone) if own_entry else None
         try:
-            named = _named_summaries(analysis.summary, lazy)
+            named = lazy.named_summaries(analysis.summary)
         except Unresolvable:  # a module name several files share: the parts decide without them
             named = []
         extra = [summary for summary in (*base, *named) if summary.module != analysis.summary.module]
@@ -935,35 +934,6 @@ def _located(path: str, model: SemanticModel, reports: Iterable[Report],
         diagnostics.append(Diagnostic(path, range_of(report.node), report.code, report.name, report.message, fix,
                                       related))
     return diagnostics
-
-
-def _named_summaries(summary: ModuleSummary, lazy: LazyProject) -> list[ModuleSummary]:
-    """The summaries of the other modules whose functions `summary` names (and of those their array
-    leaves come from), with those resolving the names went through, as `lazy` loads them."""
-    now = lazy.overriding(summary)
-    pending = list(linked_names(summary))
-    seen: set[str] = set()
-    while pending:
-        name = pending.pop()
-        key = now.resolve(name) if name not in seen else None
-        seen.add(name)
-        function = now.function(key) if key is not None and key not in summary.functions else None
-        if function is not None:
-            pending += [leaf.callee for leaf in function.array_leaves if leaf.callee is not None]
-    return [loaded for loaded in now.loaded() if loaded.module != summary.module]
-
-
-def _merged_links(table: LinkTable, change: Change, moved: list[tuple[ModuleSummary, ModuleSummary]],
-                  lazy: LazyProject) -> LinkTable:
-    """`table` after the changes of some modules' summaries (`moved`, each from old to new): the groups
-    the `change` touches become one, with the changed modules and the modules their lookups go through
-    (their links may have split some: a larger group is solved with more modules, never wrongly)."""
-    removed = {key for before, after in moved for key in before.functions.keys() - after.functions.keys()}
-    modules = {module for number in change.groups for module in table.modules[number]}
-    for _, after in moved:
-        hops = {name.rpartition(".")[0] for name in referenced_names(after, lazy.overriding(after).visited)}
-        modules.update(hops & lazy.modules.keys(), [after.module])
-    return table.merged(change.groups, change.functions - removed, modules)
 
 
 def _run_state(outcomes: dict[Path, FileOutcome], checked: dict[Path, ProjectFile], keys: dict[Path, str],

@@ -123,6 +123,19 @@ def link_table(summaries: Sequence[ModuleSummary], lookup: Lookup, functions: Co
                      tuple(sorted(key for key, owner in owners.items() if len(owner) > 1)))
 
 
+def merged_links(table: LinkTable, change: Change, moved: list[tuple[ModuleSummary, ModuleSummary]],
+                  lazy: LazyProject) -> LinkTable:
+    """`table` after the changes of some modules' summaries (`moved`, each from old to new): the groups
+    the `change` touches become one, with the changed modules and the modules their lookups go through
+    (their links may have split some: a larger group is solved with more modules, never wrongly)."""
+    removed = {key for before, after in moved for key in before.functions.keys() - after.functions.keys()}
+    modules = {module for number in change.groups for module in table.modules[number]}
+    for _, after in moved:
+        hops = {name.rpartition(".")[0] for name in referenced_names(after, lazy.overriding(after).visited)}
+        modules.update(hops & lazy.modules.keys(), [after.module])
+    return table.merged(change.groups, change.functions - removed, modules)
+
+
 def referenced_names(summary: ModuleSummary, visited: Callable[[str], Iterable[str]]) -> frozenset[str]:
     """Every name other than its own functions' keys that `summary` makes the solve look up, with the
     names each lookup goes through (`visited`: see :func:`.solver.resolve_target`)."""
@@ -258,6 +271,21 @@ class LazyProject:
     def loaded(self) -> list[ModuleSummary]:
         """The summaries loaded so far (not the overriding ones), in the order they were loaded."""
         return list(self._loaded.values())
+
+    def named_summaries(self, summary: ModuleSummary) -> list[ModuleSummary]:
+        """The summaries of the other modules whose functions `summary` (in place of its module's) names,
+        and of those their array leaves come from, with those resolving the names went through."""
+        now = self.overriding(summary)
+        pending = list(linked_names(summary))
+        seen: set[str] = set()
+        while pending:
+            name = pending.pop()
+            key = now.resolve(name) if name not in seen else None
+            seen.add(name)
+            function = now.function(key) if key is not None and key not in summary.functions else None
+            if function is not None:
+                pending += [leaf.callee for leaf in function.array_leaves if leaf.callee is not None]
+        return [loaded for loaded in now.loaded() if loaded.module != summary.module]
 
     def function(self, key: str) -> FunctionSummary | None:
         """The project function with key `key`, if any (every module that may define it is loaded); a
