@@ -612,7 +612,7 @@ class Linter:
         for old, new in moved.values():
             before, after = before.overriding(old), after.overriding(new)
         change = changed_functions(list(moved.values()), before.resolve, after.resolve, table, elsewhere)
-        if change is None:
+        if change is None or not change.modules.isdisjoint(lazy.shared):  # the solve's merge order decides those
             return None
         for _, new in moved.values():
             if any(after.defined_elsewhere(key, new.module) for key in change.functions & new.functions.keys()):
