@@ -17,6 +17,7 @@ from jaxcheck.analyzer.semantics import locality
 from jaxcheck.analyzer.config import Configuration
 from jaxcheck.analyzer.diagnostics import Diagnostic
 from jaxcheck.analyzer.engine import CheckReport, Linter
+from jaxcheck.analyzer.incremental import EarlyCutoff
 from jaxcheck.analyzer.outcome import FileOutcome
 from jaxcheck.analyzer.parsing import run_with_deep_stack
 from jaxcheck.analyzer.project import module_name_for
@@ -255,9 +256,9 @@ def test_a_summary_change_another_module_would_link_to_anew_checks_the_whole_req
     _check(paths, cache)
     name, text = UNRESOLVED_EDITS[edit]
     _write(project / "pkg" / name, textwrap.dedent(text))
-    change = Linter._change
+    change = EarlyCutoff._change
     answers: list[object] = []
-    monkeypatch.setattr(Linter, "_change", staticmethod(lambda *a: answers.append(change(*a)) or answers[-1]))
+    monkeypatch.setattr(EarlyCutoff, "_change", staticmethod(lambda *a: answers.append(change(*a)) or answers[-1]))
     sizes = _solved_modules(monkeypatch)
     warm = _findings(_check(paths, cache))
     assert answers == [None] and max(sizes) == len(list((project / "pkg").glob("*.py")))  # the whole request

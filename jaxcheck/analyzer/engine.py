@@ -25,19 +25,17 @@ from jaxcheck.analyzer.config import Configuration, ConfigResolver, Settings
 from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, FileError, Fix, Position, Range, RelatedLocation
 from jaxcheck.analyzer.discovery import FileFinder
 from jaxcheck.analyzer.files import read_file, real_path
-from jaxcheck.analyzer.index import FileState, ProjectFile, ProjectIndex, RunState, importers, project_file
+from jaxcheck.analyzer.incremental import EarlyCutoff, run_state, solved_links
+from jaxcheck.analyzer.index import ProjectFile, ProjectIndex, importers, project_file
 from jaxcheck.analyzer.noqa import UNUSED_NOQA_CODE, unused_noqa
-from jaxcheck.analyzer.outcome import FileOutcome
+from jaxcheck.analyzer.outcome import Analysis, FileOutcome
 from jaxcheck.analyzer.parallel import Checker, FileTask
 from jaxcheck.analyzer.progress import Progress
 from jaxcheck.analyzer.project import (
     ModuleName, Stamp, common_folder, imported_modules, module_name_for, project_root, project_texts,
 )
 from jaxcheck.analyzer.registry import selected_codes
-from jaxcheck.analyzer.semantics.locality import (
-    Change, LazyProject, LinkTable, Unresolvable, changed_functions, link_table, merged_links, referenced_names,
-)
-from jaxcheck.analyzer.semantics.solver import SignatureParts, Solution, findings_part, lookup_name, solve
+from jaxcheck.analyzer.semantics.solver import SignatureParts, Solution, findings_part, solve
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
 from jaxcheck.analyzer.source import SourceDecodeError, decode_source, encode_source, source_lines
 from jaxcheck.analyzer.stack import run_with_deep_stack
@@ -54,11 +52,6 @@ if TYPE_CHECKING:  # these load LibCST: imported where a file is parsed, never o
 
 SYNTAX_ERROR_CODE = "JAX001"
 SYNTAX_ERROR_NAME = "syntax-error"
-MAX_CUTOFF_FILES = 16
-"""A re-run with more changed files than this checks the whole request (see :meth:`Linter._early_cutoff`)."""
-MODULE_PART = ""
-"""The key of the 64-bit-mode part of a module's solve signature among its functions' parts (no function key
-is empty)."""
 MAX_KEPT_SOLVES = 8
 """How many files' last project solves a linter keeps for editor checks (see :meth:`Linter._solve_for`)."""
 
@@ -79,17 +72,6 @@ class CheckReport:
         if self.errors:
             return 2
         return 1 if self.diagnostics else 0
-
-
-@dataclass(slots=True)
-class _Analysis:
-    """A parsed file with its model records; dropped as soon as it has been linted."""
-
-    display_path: str
-    text: str
-    module: cst.Module
-    records: ModuleRecords
-    summary: ModuleSummary
 
 
 @dataclass(eq=False, slots=True)
@@ -203,7 +185,7 @@ class Linter:
         return base
 
     # -------------------------------------------------------------------------------- one file
-    def analyze(self, display_path: str, data: bytes, module: ModuleName) -> _Analysis | FileOutcome:
+    def analyze(self, display_path: str, data: bytes, module: ModuleName) -> Analysis | FileOutcome:
         """Decode, parse and model one file; an FileOutcome with JAX001 or an error when that fails."""
         from jaxcheck.analyzer.parsing import ParseFailure, parse_source
         from jaxcheck.analyzer.semantics.builder import ModelBuilder
@@ -223,9 +205,9 @@ class Linter:
             records, summary = builder.build(parsed)
         except RecursionError:
             return FileOutcome([], [FileError(display_path, "too deeply nested to analyze; file skipped")])
-        return _Analysis(display_path, text, parsed, records, replace(summary, digest=content_digest(data)))
+        return Analysis(display_path, text, parsed, records, replace(summary, digest=content_digest(data)))
 
-    def lint(self, analysis: _Analysis, solution: Solution) -> FileOutcome:
+    def lint(self, analysis: Analysis, solution: Solution) -> FileOutcome:
         """Run the enabled rules over an analysed file with a solved project state."""
         from jaxcheck.analyzer.rule import RuleContext
         from jaxcheck.analyzer.semantics import SemanticModel
@@ -437,13 +419,13 @@ class Linter:
         if index is not None and others is not None and keys is not None and not report.errors:
             # each file's configuration is part of the request: editing a nested config changes the key
             request = sorted([*(f"{t.display_path}\0{self.profile(path).key}" for path, t in tasks.items()),
-                              *(f"{path}\0{self._summary_settings(path)}" for path in others)])
+                              *(f"{path}\0{self.summary_settings(path)}" for path in others)])
             run_key = index.run_key(request, checked.values(), others.values())
             state_key = index.state_key(request, checked.values(), others.values())
             record = index.load_run(run_key)
             diagnostics = list(record.diagnostics) if record is not None else None
             if diagnostics is None and (state := index.load_state(state_key)) is not None:
-                diagnostics = self._early_cutoff(state, tasks, checked, others, index, keys, state_key)
+                diagnostics = EarlyCutoff(self).findings(state, tasks, checked, others, index, keys, state_key)
             if diagnostics is not None:
                 if progress is not None:
                     progress.start(len(tasks))
@@ -466,7 +448,7 @@ class Linter:
             summaries = [o.summary for o in outcomes.values() if o.summary is not None]
             modules = {path: t.module for path, t in tasks.items()}
             if index is not None and others is not None:
-                importer_summaries = self._indexed_importer_summaries(index, others, modules)
+                importer_summaries = self.indexed_importer_summaries(index, others, modules)
             else:
                 importer_summaries = self._importer_summaries(root, finder, modules)
             summaries += importer_summaries
@@ -497,207 +479,13 @@ class Linter:
             if run_key is not None and state_key is not None and keys is not None and not report.errors:
                 index.store_run(run_key, report.diagnostics)
                 solution = solution or solve(summaries)
-                state = _run_state(outcomes, checked, keys, importer_summaries, solution, parts)
+                state = run_state(outcomes, checked, keys, importer_summaries, solution, parts)
                 links_key = hash_parts(state_key, "links", *(file.digest for file in state.files))
-                index.cache.store_value(links_key, _link_table(summaries, solution))
+                index.cache.store_value(links_key, solved_links(summaries, solution))
                 index.store_state(state_key, replace(state, links=links_key))
             index.save()
         report.notes.extend(_ignored_entries_note(cache))
         return report
-
-    def _early_cutoff(self, state: RunState, tasks: dict[Path, FileTask], checked: dict[Path, ProjectFile],
-                      others: dict[Path, ProjectFile], index: ProjectIndex, keys: dict[Path, str],
-                      state_key: str) -> list[Diagnostic] | None:
-        """The run's findings from the last run's `state` when the files changed since leave most of the
-        project solve as it was (see :mod:`.semantics.locality`): only the groups of linked functions
-        their summary changes touch are solved again, with the modules they need; the files of those
-        modules keep their findings when the parts of their signatures about the touched functions are
-        as recorded, else they are linted again, like each changed file and each file whose notes cite
-        one, with a solve that gives them the recorded parts for every other function (see
-        :meth:`_relinted`). None when that does not hold (a file failed, too many files changed, a solve
-        of part of the project cannot tell): the caller then checks the whole request."""
-        recorded = {Path(file.path): file for file in state.files}
-        if recorded.keys() != checked.keys():
-            return None
-        changed = [path for path, file in checked.items() if file.digest != recorded[path].digest]
-        moved = {str(path) for path in changed}
-        citing = {Path(file.path) for file in state.files if moved.intersection(file.cites)} - set(changed)
-        if len(changed) + len(citing) > MAX_CUTOFF_FILES:
-            return None  # too many to lint one by one
-        project = {**checked, **others}
-        finals: dict[Path, FileState] = {}
-        try:  # an exception here is the whole run's to report, with the file's name
-            edits: dict[Path, tuple[ModuleSummary, _Analysis]] = {}
-            for path in changed:
-                task, before = tasks[path], index.cache.load(recorded[path].own_key)
-                analysis = self.analyze(task.display_path, task.data, task.module)
-                if before is None or before.summary is None or isinstance(analysis, FileOutcome):
-                    return None
-                edits[path] = (before.summary, analysis)
-            moved_summaries = {path: (old, analysis.summary) for path, (old, analysis) in edits.items()
-                               if old != analysis.summary}
-            if moved_summaries and not state.converged:
-                return None
-            lazy = self._indexed_project(state, project, index, {path: a.summary for path, (_, a) in edits.items()})
-            if lazy is None:
-                return None
-            change, links = Change(frozenset(), frozenset(), frozenset()), None
-            if moved_summaries:
-                table: LinkTable | None = index.cache.load_value(state.links, LinkTable) if state.links else None
-                found = self._change(moved_summaries, state, lazy, table) if table is not None else None
-                if found is None or table is None:
-                    return None
-                change, links = found, merged_links(table, found, list(moved_summaries.values()), lazy)
-            base = lazy.summaries({*change.modules, *(project[path].module.name for path in moved_summaries)})
-            for path, (old, analysis) in edits.items():
-                references = recorded[path].references
-                if path in moved_summaries:
-                    references = tuple(sorted(referenced_names(analysis.summary, lazy.overriding(analysis.summary).visited)))
-                final = self._relinted(analysis, recorded[path], change.functions, references, base, lazy, keys,
-                                       index, project)
-                if final is None:
-                    return None
-                finals[path] = final
-            reached = self._reached_files(state, change, base, citing, lazy, keys, index, project, edits.keys(),
-                                          MAX_CUTOFF_FILES - len(edits))
-            if reached is None:
-                return None
-            finals.update(reached)
-        except Exception:
-            return None
-        files = tuple(finals.get(Path(file.path), file) for file in state.files)
-        if finals:
-            if links is not None:
-                links_key = hash_parts(state_key, "links", *(file.digest for file in files))
-                index.cache.store_value(links_key, links)
-                state = replace(state, links=links_key)
-            index.store_state(state_key, replace(state, files=files))
-        return [diagnostic for file in files for diagnostic in file.diagnostics]
-
-    def _indexed_project(self, state: RunState, project: dict[Path, ProjectFile], index: ProjectIndex,
-                         edited: dict[Path, ModuleSummary]) -> LazyProject | None:
-        """The modules the recorded solve had (its checked files and importers, in the solve's order),
-        each summary read from the index when a lookup needs it, or taken from `edited` (the files
-        changed since, as they are now); None when a solved file is no longer in the project."""
-        owners = {file.path: file.own_key for file in state.files}
-        by_module: dict[str, list[Path]] = {}
-        for solved in (*owners, *state.importers):
-            if Path(solved) not in project:
-                return None
-            by_module.setdefault(project[Path(solved)].module.name, []).append(Path(solved))
-
-        def loader(path: Path) -> Callable[[], ModuleSummary | None]:
-            def load() -> ModuleSummary | None:
-                if path in edited:
-                    return edited[path]
-                if str(path) in owners:
-                    entry = index.cache.load(owners[str(path)])
-                    return entry.summary if entry is not None else None
-                return index.load_summary(project[path], self._summary_settings(path))
-            return load
-
-        shared = frozenset(module for module, paths in by_module.items() if len(paths) > 1)
-        return LazyProject({module: loader(paths[0]) for module, paths in by_module.items()}, shared)
-
-    @staticmethod
-    def _change(moved: dict[Path, tuple[ModuleSummary, ModuleSummary]], state: RunState, lazy: LazyProject,
-                table: LinkTable) -> Change | None:
-        """What the changes of the summaries of the `moved` files (each from old to new) may alter in the
-        recorded solve (see :func:`.locality.changed_functions`); None when a solve of part of the project
-        cannot tell (Unresolvable when a module the lookups need cannot be read)."""
-        paths = {str(path) for path in moved}
-        elsewhere = {name for file in state.files if file.path not in paths for name in file.references}
-        elsewhere.update(state.importer_references)
-        before = after = lazy
-        for old, new in moved.values():
-            before, after = before.overriding(old), after.overriding(new)
-        change = changed_functions(list(moved.values()), before.resolve, after.resolve, table, elsewhere)
-        if change is None or not change.modules.isdisjoint(lazy.shared):  # the solve's merge order decides those
-            return None
-        for _, new in moved.values():
-            if any(after.defined_elsewhere(key, new.module) for key in change.functions & new.functions.keys()):
-                return None
-        return change
-
-    def _reached_files(self, state: RunState, change: Change, base: list[ModuleSummary], citing: set[Path],
-                       lazy: LazyProject, keys: dict[Path, str], index: ProjectIndex, project: dict[Path, ProjectFile],
-                       edited: Iterable[Path], most: int) -> dict[Path, FileState] | None:
-        """The new states of the unchanged checked files that a `change` (solved again with `base`) or
-        the edits reach, linted again (see :meth:`_relinted`): those whose notes cite an edited file
-        (`citing`: where the notes land moved), and those of the modules the change reaches whose
-        signatures' parts about the changed functions are not as recorded. The others keep their
-        states. None when one fails or cannot be linted so, or more than `most` would be linted."""
-        solution = lazy.solve(base) if change.modules else None
-        if solution is not None and not solution.converged:
-            return None
-        summaries = {summary.module: summary for summary in base}
-        finals: dict[Path, FileState] = {}
-        for file in state.files:
-            path = Path(file.path)
-            summary = summaries.get(project[path].module.name)
-            if path in edited or ((summary is None or summary.path != file.path) and path not in citing):
-                continue
-            if path not in citing and solution is not None and summary is not None:
-                now = {key: digest for key, digest in _part_digests(solution.signature_parts(summary))
-                       if key in change.functions}
-                if now == {key: digest for key, digest in file.parts if key in change.functions}:
-                    continue
-            if len(finals) == most:
-                return None  # too many to lint one by one
-            analysis = self.analyze(file.path, project[path].data, project[path].module)
-            if isinstance(analysis, FileOutcome) or (summary is not None and analysis.summary != summary):
-                return None
-            final = self._relinted(analysis, file, change.functions, file.references, base, lazy, keys, index,
-                                   project, own_entry=False)
-            if final is None:
-                return None
-            finals[path] = final
-        return finals
-
-    def _relinted(self, analysis: _Analysis, recorded: FileState, touched: frozenset[str], references: tuple[str, ...],
-                  base: list[ModuleSummary], lazy: LazyProject, keys: dict[Path, str], index: ProjectIndex,
-                  project: dict[Path, ProjectFile], own_entry: bool = True) -> FileState | None:
-        """The new state of a file (whose summary makes the solve look up `references`), linted with the
-        smallest solve that gives it the recorded parts of its signature except those of the `touched`
-        functions, which a change may alter: with `base` (the modules a solve of those needs) and the
-        modules it names (read through `lazy`), else with its importers too. None when the file fails
-        or neither solve gives those parts. With `own_entry` (a changed file), its own entry is stored:
-        the lint with its own solve (the first pass of a whole run)."""
-        path = Path(analysis.display_path)
-        expected = {key: digest for key, digest in recorded.parts if key not in touched}
-
-        def matching_parts(solution: Solution) -> tuple[tuple[str, str], ...] | None:
-            parts = _part_digests(solution.signature_parts(analysis.summary))
-            kept = {key: digest for key, digest in parts if key not in touched}
-            return parts if solution.converged and kept == expected else None
-
-        alone = solve([analysis.summary])
-        own = self.lint(analysis, alone) if own_entry else None
-        try:
-            named = lazy.named_summaries(analysis.summary)
-        except Unresolvable:  # a module name several files share: the parts decide without them
-            named = []
-        extra = [summary for summary in (*base, *named) if summary.module != analysis.summary.module]
-        if extra or not lazy.modules.keys().isdisjoint(analysis.summary.functions):
-            solution = lazy.solve([*extra, analysis.summary])
-        else:  # its own solve is the same (it knows of no function keyed like another module)
-            solution = alone
-        parts = matching_parts(solution)
-        if parts is None:
-            others = {other: file for other, file in project.items() if other != path}
-            importers = self._indexed_importer_summaries(index, others, {path: project[path].module}, keys)
-            solution = lazy.solve([*extra, *importers, analysis.summary])
-            parts = matching_parts(solution)
-            if parts is None:
-                return None
-        outcome = own if solution is alone and own is not None else self.lint(analysis, solution)
-        if outcome.errors or (own is not None and own.errors):
-            return None
-        if own is not None:
-            index.cache.store(keys[path], FileOutcome(own.diagnostics, [], analysis.summary, own.signature, (),
-                                                      own.reads))
-        return FileState(str(path), project[path].digest, keys[path], tuple(outcome.diagnostics),
-                         tuple(cited for cited, _ in outcome.cited), parts, references)
 
     def _outcomes(self, checker: Checker, tasks: dict[Path, FileTask], solution: Solution | None,
                   cache: ResultCache | None, keys: dict[Path, str] | None,
@@ -759,7 +547,7 @@ class Linter:
             summary = _IMPORTER_SUMMARIES.get(key)
             if summary is None:
                 analysis = self.analyze(str(path), encode_source(text), module)
-                if not isinstance(analysis, _Analysis):
+                if not isinstance(analysis, Analysis):
                     continue
                 summary = _IMPORTER_SUMMARIES[key] = analysis.summary
             summaries.append(summary)
@@ -780,7 +568,7 @@ class Linter:
             files[path] = project_file(path, module_name_for(path), data)
         return files
 
-    def _indexed_importer_summaries(self, index: ProjectIndex, others: dict[Path, ProjectFile],
+    def indexed_importer_summaries(self, index: ProjectIndex, others: dict[Path, ProjectFile],
                                     checked: dict[Path, ModuleName],
                                     own_keys: dict[Path, str] | None = None) -> list[ModuleSummary]:
         """:meth:`_importer_summaries` through the project index: imports and summaries of unchanged
@@ -797,19 +585,19 @@ class Linter:
         known = {real_path(path) for path in checked}
         for path in [*found, *_ancestor_conftests(known, candidates, found)]:
             file = others[path]
-            variant = self._summary_settings(path)
+            variant = self.summary_settings(path)
             own = index.cache.load(own_keys[path]) if own_keys is not None and path in own_keys else None
             summary = own.summary if own is not None else index.load_summary(file, variant)
             if summary is None:
                 analysis = self.analyze(str(path), file.data, file.module)
-                if not isinstance(analysis, _Analysis):
+                if not isinstance(analysis, Analysis):
                     continue
                 summary = analysis.summary
                 index.store_summary(file, summary, variant)
             summaries.append(summary)
         return summaries
 
-    def _summary_settings(self, path: Path) -> str:
+    def summary_settings(self, path: Path) -> str:
         """What of a file's settings its summary depends on (in the index's keys)."""
         return ",".join(self.profile(path).settings.extra_jit_decorators)
 
@@ -934,42 +722,6 @@ def _located(path: str, model: SemanticModel, reports: Iterable[Report],
         diagnostics.append(Diagnostic(path, range_of(report.node), report.code, report.name, report.message, fix,
                                       related))
     return diagnostics
-
-
-def _run_state(outcomes: dict[Path, FileOutcome], checked: dict[Path, ProjectFile], keys: dict[Path, str],
-               importer_summaries: list[ModuleSummary], solution: Solution,
-               parts: dict[Path, SignatureParts]) -> RunState:
-    """The state of a complete run: per checked file its digest, own key (in `keys`), findings, the
-    files their notes cite, its signature's parts in `solution` (computed unless in `parts`) and the
-    names its summary looks up; the importers solved with them and their names. (Its link table is
-    stored apart: see :func:`_link_table`.)"""
-    def visit(name: str) -> list[str]:
-        return lookup_name(solution, name)[1]
-
-    states = []
-    for path, outcome in outcomes.items():
-        summary = outcome.summary
-        pieces = parts.get(path) or (solution.signature_parts(summary) if summary is not None else None)
-        states.append(FileState(
-            str(path), checked[path].digest, keys[path], tuple(outcome.diagnostics),
-            tuple(cited for cited, _ in outcome.cited), _part_digests(pieces) if pieces is not None else (),
-            tuple(sorted(referenced_names(summary, visit))) if summary is not None else ()))
-    importer_names = set().union(*(referenced_names(summary, visit) for summary in importer_summaries))
-    return RunState(tuple(states), tuple(summary.path for summary in importer_summaries),
-                    tuple(sorted(importer_names)), solution.converged)
-
-
-def _link_table(summaries: list[ModuleSummary], solution: Solution) -> LinkTable:
-    """The groups of linked functions of `solution`, the solve of `summaries` (see :class:`LinkTable`)."""
-    return link_table(summaries, lambda name: lookup_name(solution, name), solution.functions)
-
-
-def _part_digests(parts: SignatureParts) -> tuple[tuple[str, str], ...]:
-    """A digest per function's pieces of a signature (its facts and chains, its links), and one for
-    64-bit mode (key MODULE_PART)."""
-    keys = sorted(parts.functions.keys() | parts.links.keys())
-    return ((MODULE_PART, hash_parts(str(parts.x64))),
-            *((key, hash_parts(*parts.functions.get(key, ("", "")), parts.links.get(key, ""))) for key in keys))
 
 
 def _deduplicated(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:

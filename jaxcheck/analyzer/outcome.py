@@ -1,15 +1,21 @@
-"""What checking one file produces, and what a worker needs of the linter: shared by the engine, the
-worker pool and the cache, so none of them imports another."""
+"""What checking one file produces (and the analysed file in between), and what a worker needs of the
+linter: shared by the engine, the early cutoff, the worker pool and the cache, so none of them imports
+another."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from jaxcheck.analyzer.diagnostics import Diagnostic, FileError
 from jaxcheck.analyzer.project import ModuleName
 from jaxcheck.analyzer.semantics.solver import Solution
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
+
+if TYPE_CHECKING:  # these load LibCST: a run the project index answers never imports them
+    import libcst as cst
+
+    from jaxcheck.analyzer.semantics.records import ModuleRecords
 
 
 @dataclass(slots=True)
@@ -33,6 +39,17 @@ class FileOutcome:
         with a project solve (`solved`), its findings and what they depend on, not the summary and
         reads the file's own entry holds."""
         return FileOutcome(self.diagnostics, [], None, self.signature, self.cited) if solved else self
+
+
+@dataclass(slots=True)
+class Analysis:
+    """A parsed file with its model records; dropped as soon as it has been linted."""
+
+    display_path: str
+    text: str
+    module: cst.Module
+    records: ModuleRecords
+    summary: ModuleSummary
 
 
 class FileLinter(Protocol):
