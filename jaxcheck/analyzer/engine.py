@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jaxcheck.analyzer.cache import ResultCache, content_digest, fingerprint, hash_parts
+from jaxcheck.analyzer.cache import ResultCache, content_digest, fingerprint
 from jaxcheck.analyzer.config import Configuration, ConfigResolver, Settings
 from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, FileError, Fix, Position, Range, RelatedLocation
 from jaxcheck.analyzer.discovery import FileFinder
@@ -479,10 +479,8 @@ class Linter:
             if run_key is not None and state_key is not None and keys is not None and not report.errors:
                 index.store_run(run_key, report.diagnostics)
                 solution = solution or solve(summaries)
-                state = run_state(outcomes, checked, keys, importer_summaries, solution, parts)
-                links_key = hash_parts(state_key, "links", *(file.digest for file in state.files))
-                index.cache.store_value(links_key, solved_links(summaries, solution))
-                index.store_state(state_key, replace(state, links=links_key))
+                index.store_state(state_key, run_state(outcomes, checked, keys, importer_summaries, solution, parts),
+                                  solved_links(summaries, solution))
             index.save()
         report.notes.extend(_ignored_entries_note(cache))
         return report

@@ -54,8 +54,8 @@ class EarlyCutoff:
         self.linter = linter
 
     def findings(self, state: RunState, tasks: dict[Path, FileTask], checked: dict[Path, ProjectFile],
-                      others: dict[Path, ProjectFile], index: ProjectIndex, keys: dict[Path, str],
-                      state_key: str) -> list[Diagnostic] | None:
+                 others: dict[Path, ProjectFile], index: ProjectIndex, keys: dict[Path, str],
+                 state_key: str) -> list[Diagnostic] | None:
         """The run's findings from the last run's `state` when the files changed since leave most of the
         project solve as it was (see :mod:`.semantics.locality`): only the groups of linked functions
         their summary changes touch are solved again, with the modules they need; the files of those
@@ -115,11 +115,7 @@ class EarlyCutoff:
             return None
         files = tuple(finals.get(Path(file.path), file) for file in state.files)
         if finals:
-            if links is not None:
-                links_key = hash_parts(state_key, "links", *(file.digest for file in files))
-                index.cache.store_value(links_key, links)
-                state = replace(state, links=links_key)
-            index.store_state(state_key, replace(state, files=files))
+            index.store_state(state_key, replace(state, files=files), links)
         return [diagnostic for file in files for diagnostic in file.diagnostics]
 
     def _indexed_project(self, state: RunState, project: dict[Path, ProjectFile], index: ProjectIndex,

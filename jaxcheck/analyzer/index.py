@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from jaxcheck.analyzer.cache import ResultCache, content_digest, hash_parts
@@ -46,6 +46,7 @@ from jaxcheck.analyzer.codec import CodecError, decode, encode
 from jaxcheck.analyzer.diagnostics import Diagnostic
 from jaxcheck.analyzer.files import read_file, replace_file
 from jaxcheck.analyzer.project import ModuleName, imported_modules
+from jaxcheck.analyzer.semantics.locality import LinkTable
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
 from jaxcheck.analyzer.source import SourceDecodeError, decode_source
 
@@ -154,8 +155,14 @@ class ProjectIndex:
         state: RunState | None = self.cache.load_value(key, RunState)
         return state
 
-    def store_state(self, key: str, state: RunState) -> None:
-        """Record the state of a complete run without errors."""
+    def store_state(self, key: str, state: RunState, links: LinkTable | None = None) -> None:
+        """Record the state of a complete run without errors, with `links` (when given) as its link table:
+        stored under a key of the state's file digests, so a state and the table it names always
+        describe the same summaries."""
+        if links is not None:
+            links_key = hash_parts(key, "links", *(file.digest for file in state.files))
+            self.cache.store_value(links_key, links)
+            state = replace(state, links=links_key)
         self.cache.store_value(key, state)
 
     # ------------------------------------------------------------------------------- summaries
