@@ -11,7 +11,9 @@ format name, format version, key and every field's type); one that is unreadable
 another format version is a miss, counted in :attr:`ResultCache.ignored` for a note, never an error.
 Entries are read as regular files only and written atomically (a temporary file in the same folder,
 then a rename that replaces a planted symlink rather than writing through it), so two processes sharing
-the folder never see half an entry; the last writer of a key wins, with equal content.
+the folder never see half an entry; the last writer of a key wins, with equal content. Writes do not
+wait for the disk (an fsync per entry costs more than encoding it): an entry a power failure cuts
+short is a miss like any corrupt one.
 """
 
 from __future__ import annotations
@@ -96,8 +98,8 @@ class ResultCache:
             text = json.dumps(entry, separators=(",", ":"))
             self.prepare()
             path.parent.mkdir(exist_ok=True)
-            replace_file(path, text.encode("ascii"))
-        except (OSError, CodecError, RecursionError):
+            replace_file(path, text.encode("ascii"), durable=False)
+        except (OSError, ValueError, TypeError, RecursionError):  # CodecError is a ValueError
             pass
 
     def prepare(self) -> None:

@@ -30,9 +30,8 @@ def encode(value: object) -> object:
     kind: Any = type(value)
     if value is None or kind is str or kind is int or kind is bool or isinstance(value, (bool, int, str)):
         return value
-    names = _field_names(kind)
-    if names is not None:
-        return {_TAG: kind.__qualname__, **{name: encode(getattr(value, name)) for name in names}}
+    if _field_names(kind) is not None:
+        return _instance_encoder(kind)(value)
     if isinstance(value, (tuple, list, frozenset, set)):
         if not value or all(type(item) is str for item in value):  # none, or names and keys: as they are
             return list(value)
@@ -42,10 +41,60 @@ def encode(value: object) -> object:
     raise CodecError(f"cannot encode a {type(value).__name__}")
 
 
+Encoder = Callable[[Any], object]
+
+
 @cache
 def _field_names(kind: Any) -> tuple[str, ...] | None:
     """The field names of dataclass `kind`, in order; None for any other type."""
     return tuple(field.name for field in dataclasses.fields(kind)) if dataclasses.is_dataclass(kind) else None
+
+
+@cache
+def _instance_encoder(cls: Any) -> Encoder:
+    """A function that encodes instances of dataclass `cls`, each field by an encoder chosen once from
+    its declared type (as :func:`_decoder` decodes: a cache entry holds millions of values)."""
+    names = _field_names(cls) or ()
+    tag = cls.__qualname__
+    fields: list[tuple[str, Encoder]] = []
+
+    def instance(value: Any) -> object:
+        if not fields:  # built on first use: field types may refer to `cls` itself
+            hints = _hints(cls)
+            fields.extend((name, _encoder(hints[name])) for name in names)
+        encoded: dict[str, object] = {_TAG: tag}
+        for name, encode_field in fields:
+            encoded[name] = encode_field(getattr(value, name))
+        return encoded
+
+    return instance
+
+
+@cache
+def _encoder(hint: Any) -> Encoder:
+    """A function that encodes values declared of type `hint` (any other value: :func:`encode`)."""
+    if hint in (None, type(None), bool, int, str) or typing.get_origin(hint) is Literal:
+        return _as_is
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        exact = _instance_encoder(hint)
+        return lambda value: exact(value) if type(value) is hint else encode(value)
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (tuple, frozenset, list) and (origin is not tuple or (len(args) == 2 and args[1] is Ellipsis)):
+        if args[0] in (str, int, bool):
+            return list
+        item = _encoder(args[0])
+        return lambda value: [item(member) for member in value]
+    if origin is tuple:
+        members = [_encoder(arg) for arg in args]
+        return lambda value: [member(part) for member, part in zip(members, value)]
+    if origin is dict:
+        key, item = _encoder(args[0]), _encoder(args[1])
+        return lambda value: [[key(name), item(member)] for name, member in value.items()]
+    return encode  # unions and anything else: by the value's own type
+
+
+def _as_is(value: object) -> object:
+    return value
 
 
 def decode(hint: Any, data: object) -> Any:

@@ -51,16 +51,19 @@ def read_file(path: Path, limit: int | None = None) -> bytes:
         os.close(handle)
 
 
-def replace_file(path: Path, data: bytes, mode: int | None = None) -> None:
+def replace_file(path: Path, data: bytes, mode: int | None = None, durable: bool = True) -> None:
     """Make `path` hold `data` in one rename (a symlink at `path` itself is replaced, not followed).
-    `mode` sets the permission bits; the temporary file never outlives the call."""
+    `mode` sets the permission bits; the temporary file never outlives the call. `durable` flushes the
+    data to disk before the rename, so a power failure leaves the old or the new content (a cache
+    entry, which a reader checks, need not wait for the disk: one cut short is a miss)."""
     with held_signals():
         handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(handle, "wb") as stream:
                 stream.write(data)
-                stream.flush()
-                os.fsync(stream.fileno())
+                if durable:
+                    stream.flush()
+                    os.fsync(stream.fileno())
             if mode is not None:
                 os.chmod(temporary, mode)
             os.replace(temporary, path)

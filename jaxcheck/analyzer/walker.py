@@ -13,7 +13,7 @@ import libcst as cst
 
 from jaxcheck.analyzer.diagnostics import FileError
 from jaxcheck.analyzer.rule import Rule, RuleContext
-from jaxcheck.analyzer.tree import child_fields
+from jaxcheck.analyzer.tree import IS_NODE_TYPE, child_fields
 
 Callback = Callable[[cst.CSTNode], object]
 
@@ -59,11 +59,12 @@ class RuleWalker:
     def _children(self, node: cst.CSTNode, fields: Sequence[str]) -> None:
         for name in fields:
             value = getattr(node, name)
-            if type(value) is tuple or type(value) is list:
+            kind = type(value)
+            if kind is tuple or kind is list:
                 for child in value:
-                    if isinstance(child, cst.CSTNode):
+                    if IS_NODE_TYPE[type(child)]:
                         self._node(child)
-            elif isinstance(value, cst.CSTNode):
+            elif IS_NODE_TYPE[kind]:
                 self._node(value)
 
     def _function_def(self, node: cst.FunctionDef) -> None:

@@ -11,6 +11,7 @@ from jaxcheck.analyzer.semantics.removed_api import RemovedApi, removed_api, rem
 from jaxcheck.analyzer.tree import descendants
 
 _DISTRIBUTION_VERSION = frozenset({"importlib.metadata.version", "importlib_metadata.version"})
+_ATTRIBUTE_TESTS = frozenset({"builtins.hasattr", "builtins.getattr"})
 
 
 def _names_release(name: str) -> bool:
@@ -170,6 +171,8 @@ class RemovedJaxApi(Rule):
         self._guards: list[bool] = []
         self._guarded = 0
         self._version_names: frozenset[str] = frozenset()
+        self._reads_release = False
+        self._tests_attributes = False
 
     # -------------------------------------------------------------------- compatibility guards
     def visit_Try(self, node: cst.Try) -> None:
@@ -202,16 +205,22 @@ class RemovedJaxApi(Rule):
         return False
 
     def visit_Module(self, node: cst.Module) -> None:
+        referenced = self.model.referenced_names()
+        self._reads_release = any(_names_release(name) for name in referenced)
+        self._tests_attributes = not referenced.isdisjoint(_ATTRIBUTE_TESTS)
         self._version_names = self._jax_version_variables()
 
     def _tests_version(self, test: cst.BaseExpression) -> bool:
-        """`hasattr(jax, "tree_map")`, `jax.__version__ < ...`: a test that picks code by JAX release."""
+        """`hasattr(jax, "tree_map")`, `jax.__version__ < ...`: a test that picks code by JAX release
+        (neither when the module calls neither `hasattr` nor `getattr` and reads no release)."""
+        if not (self._reads_release or self._tests_attributes):
+            return False
         for node in descendants(test):
-            if isinstance(node, cst.Call) and self.model.call_name(node) in ("builtins.hasattr", "builtins.getattr"):
+            if isinstance(node, cst.Call) and self.model.call_name(node) in _ATTRIBUTE_TESTS:
                 first = node.args[0].value if node.args else None
                 if first is not None and _is_jax(self.model.qualified_name(first)):
                     return True
-            if self._reads_jax_version(node):
+            if self._reads_release and self._reads_jax_version(node):
                 return True
         return False
 
@@ -232,7 +241,7 @@ class RemovedJaxApi(Rule):
         """Names assigned anywhere in the module from an expression that reads JAX's release (to a fixed point:
         `V = jax.__version__; MAJOR = int(V.split('.')[0])` gives both)."""
         self._version_names = frozenset()
-        if not any(_names_release(name) for name in self.model.referenced_names()):
+        if not self._reads_release:
             return frozenset()  # nothing in the module reads JAX's release
         assignments = self.model.name_assignments()
         found: set[str] = set()

@@ -185,13 +185,16 @@ class TracerConcretization(Rule):
 
     def _check_function(self, node: cst.Call, name: str) -> None:
         args = [arg.value for arg in node.args if arg.keyword is None]
-        traced = any(self.model.is_traced(arg) for arg in args)
-        if name in _CONVERTERS and traced:
+
+        def traced() -> bool:  # asked only of the calls that need it: most calls are none of these
+            return any(self.model.is_traced(arg) for arg in args)
+
+        if name in _CONVERTERS and traced():
             function = name.rpartition(".")[2]
             hint = static_hint(self.model, args[0], self.context.function) if args else ""
             self.report(node, f"`{function}()` needs a concrete value but its argument is traced under "
                               f"{self.transform_name()}; use {_CONVERTERS[name]}{hint}")
-        elif name.startswith(("numpy.", "math.")) and name not in _NUMPY_SAFE and traced:
+        elif name.startswith(("numpy.", "math.")) and name not in _NUMPY_SAFE and traced():
             library = "NumPy" if name.startswith("numpy.") else "`math`"
             self.report(node, f"{library} function `{name}` converts its traced argument to a concrete value "
                               f"under {self.transform_name()}; use the jax.numpy equivalent")
