@@ -13,7 +13,9 @@ from conftest import make_package
 from jaxcheck.analyzer import parallel
 from jaxcheck.analyzer.config import Configuration
 from jaxcheck.analyzer.engine import CheckReport, Linter
+from jaxcheck.analyzer.project import ModuleName
 from jaxcheck.analyzer.rule import Rule
+from jaxcheck.analyzer.semantics.solver import solve
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 MODULES = {
@@ -53,14 +55,14 @@ MODULES = {
 
 @pytest.fixture
 def pooled(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Start a pool even for a handful of files; the list records the workers of every pool started."""
+    """Start workers even for a handful of files; the list has a 1 for every worker started."""
     monkeypatch.setattr(parallel, "MIN_FILES_PER_WORKER", 1)
     started: list[int] = []
     start = parallel.Checker._start
 
-    def recording(self: parallel.Checker, workers: int):  # noqa: ANN202
-        started.append(workers)
-        return start(self, workers)
+    def recording(self: parallel.Checker):  # noqa: ANN202
+        started.append(1)
+        return start(self)
 
     monkeypatch.setattr(parallel.Checker, "_start", recording)
     return started
@@ -78,7 +80,7 @@ def _both(paths: list[Path], linter: Linter | None = None) -> tuple[CheckReport,
 
 def test_two_jobs_match_one_on_a_cross_module_project(project: Path, pooled: list[int]):
     single, double = _both([project / "pkg"])
-    assert pooled == [2]
+    assert pooled == [1, 1]
     assert double.diagnostics == single.diagnostics and double.errors == single.errors
     assert double.files_checked == single.files_checked == 6
     codes = {(Path(d.path).name, d.code) for d in double.diagnostics}
@@ -88,7 +90,7 @@ def test_two_jobs_match_one_on_a_cross_module_project(project: Path, pooled: lis
 def test_two_jobs_match_one_on_the_examples(tmp_path: Path, pooled: list[int]):
     shutil.copytree(EXAMPLES, tmp_path / "examples")
     single, double = _both([tmp_path / "examples"])
-    assert pooled == [2]
+    assert pooled == [1, 1]
     assert double.diagnostics == single.diagnostics and double.errors == single.errors
     assert len(single.diagnostics) > 5
 
@@ -118,3 +120,71 @@ def test_a_crashed_worker_loses_no_other_file(project: Path, pooled: list[int]):
     names = {Path(d.path).name for d in report.diagnostics}
     assert {"utils.py", "layers.py", "broken.py"} <= names and "buggy.py" not in names
     assert report.exit_code == 2
+
+
+class _Logging(Linter):
+    """Appends `analyze <file>` and `lint <file>` to the file `log` (works in worker processes too)."""
+
+    log: Path
+
+    def analyze(self, display_path, data, module):  # noqa: ANN001, ANN201
+        with self.log.open("a") as stream:
+            stream.write(f"analyze {Path(display_path).name}\n")
+        return super().analyze(display_path, data, module)
+
+    def lint(self, analysis, solution):  # noqa: ANN001, ANN201
+        with self.log.open("a") as stream:
+            stream.write(f"lint {Path(analysis.display_path).name}\n")
+        return super().lint(analysis, solution)
+
+
+def _logged(linter: _Logging, paths: list[Path], jobs: int) -> tuple[CheckReport, list[str]]:
+    linter.log.write_text("")
+    report = linter.check_paths(paths, jobs=jobs)
+    return report, linter.log.read_text().splitlines()
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_second_check_lints_the_kept_analysis_without_parsing_again(project: Path, tmp_path: Path,
+                                                                         pooled: list[int], jobs: int):
+    linter = _Logging(Configuration())
+    linter.log = tmp_path / "log.txt"
+    report, log = _logged(linter, [project / "pkg"], jobs)
+    analysed = [line for line in log if line.startswith("analyze")]
+    assert sorted(analysed) == sorted(set(analysed)) and len(analysed) == 6  # each file parsed once
+    assert log.count("lint utils.py") == 2  # linted alone, then with the project solve (`step` jits it)
+    assert pooled == ([1, 1] if jobs == 2 else [])
+    assert report.diagnostics == Linter(Configuration()).check_paths([project / "pkg"]).diagnostics
+
+
+def test_a_worker_keeps_analyses_up_to_its_budget(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    linter = _Logging(Configuration())
+    linter.log = tmp_path / "log.txt"
+    linter.log.write_text("")
+    worker = parallel.FileWorker(linter, None, isolated=False)
+    small, large = (parallel.FileTask(str(project / "pkg" / name), (project / "pkg" / name).read_bytes(),
+                                      ModuleName(f"pkg.{name[:-3]}", "pkg")) for name in ("utils.py", "train.py"))
+    monkeypatch.setattr(parallel, "MAX_KEPT_BYTES", len(small.data))
+    for task in (small, large):
+        worker.check(task, None)
+    assert worker.keeps(small) and not worker.keeps(large)
+    solution = solve([])
+    worker.check(small, solution)
+    worker.check(large, solution)
+    assert linter.log.read_text().splitlines().count("analyze train.py") == 2
+    assert linter.log.read_text().splitlines().count("analyze utils.py") == 1
+    assert not worker.keeps(small)  # a second check is the last
+
+
+def test_a_changed_file_is_parsed_again(project: Path, tmp_path: Path):
+    linter = _Logging(Configuration())
+    linter.log = tmp_path / "log.txt"
+    linter.log.write_text("")
+    worker = parallel.FileWorker(linter, None, isolated=False)
+    path = project / "pkg" / "utils.py"
+    task = parallel.FileTask(str(path), path.read_bytes(), ModuleName("pkg.utils", "pkg"))
+    worker.check(task, None)
+    edited = parallel.FileTask(task.display_path, task.data + b"\nx = 1\n", task.module)
+    outcome = worker.check(edited, solve([]))
+    assert linter.log.read_text().splitlines().count("analyze utils.py") == 2
+    assert outcome.summary is not None and outcome.summary.path == task.display_path

@@ -249,11 +249,15 @@ class Linter:
 
     def check_isolated(self, display_path: str, data: bytes, module: ModuleName,
                        solution: Solution | None = None) -> FileOutcome:
-        """:meth:`check_file` on a deep stack with the cyclic collector paused, for a worker process;
-        any exception becomes the file's error instead of propagating."""
+        """:meth:`check_file`, :meth:`isolated`."""
+        return self.isolated(display_path, lambda: self.check_file(display_path, data, module, solution))
+
+    def isolated(self, display_path: str, work: Callable[[], FileOutcome]) -> FileOutcome:
+        """`work` (on the file at `display_path`) on a deep stack with the cyclic collector paused, for
+        a worker process; any exception becomes the file's error instead of propagating."""
         try:
             with acyclic_allocations():
-                return run_with_deep_stack(lambda: self.check_file(display_path, data, module, solution))
+                return run_with_deep_stack(work)
         except Exception as exc:
             return self.failed(display_path, f"internal error: {type(exc).__name__}: {exc}")
 

@@ -5,6 +5,7 @@ another."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from jaxcheck.analyzer.diagnostics import Diagnostic, FileError
@@ -55,13 +56,18 @@ class Analysis:
 class FileLinter(Protocol):
     """The part of the linter that checks single files (what worker processes run)."""
 
+    def analyze(self, display_path: str, data: bytes, module: ModuleName) -> Analysis | FileOutcome:
+        """Decode, parse and model one file; its outcome when that fails."""
+
+    def lint(self, analysis: Analysis, solution: Solution) -> FileOutcome:
+        """Run the enabled rules over an analysed file with a solved project state."""
+
     def check_file(self, display_path: str, data: bytes, module: ModuleName,
                    solution: Solution | None = None) -> FileOutcome:
         """Analyse and lint one file; without `solution`, solve it on its own."""
 
-    def check_isolated(self, display_path: str, data: bytes, module: ModuleName,
-                       solution: Solution | None = None) -> FileOutcome:
-        """:meth:`check_file`, with any exception turned into the file's error."""
+    def isolated(self, display_path: str, work: Callable[[], FileOutcome]) -> FileOutcome:
+        """`work` (on the file at `display_path`) with any exception turned into the file's error."""
 
     def failed(self, display_path: str, message: str) -> FileOutcome:
         """The outcome of a file that could not be checked."""

@@ -1,40 +1,57 @@
-"""Checking files in worker processes.
+"""Checking files, in worker processes when there are enough of them.
 
-Workers are started with the `spawn` method (safe whatever threads the parent runs) and receive the
-linter and the result cache once, when they start; a task is one file, plus the pickled project
-solution for re-lints (unpickled once per worker per solve). A worker stores each outcome in the
-cache itself (encoding is a tenth of a file's cost: done in parallel, not after). Small runs stay in-process: starting a worker costs
-more than checking a few files. A worker that dies (a crash in native code, the OOM killer) loses no
-other file: the files it left unfinished are checked again one at a time in a fresh worker, and only
-the file that kills that worker too is reported as a :class:`FileError`.
+A run checks each file first with a solve of its own, then, after the project solve, again those
+files whose findings the project solve may change (see `Linter._check_paths`). The process that
+checked a file first keeps its analysis (up to MAX_KEPT_BYTES of source per process), and a file's
+second check is sent there: it is linted again without being parsed again.
 
-Workers ignore SIGINT (Ctrl-C reaches the whole process group): the parent decides, and
-:func:`terminate_workers` ends them when it is interrupted or terminated.
+Each worker is a single-process executor of its own, so a task can be sent to the worker that holds
+its analysis. Workers are started with the `spawn` method (safe whatever threads the parent runs),
+receive the linter and the result cache once, when they start, and the pickled project solve once
+per solve. A worker stores each outcome in the cache itself (encoding is a tenth of a file's cost:
+done in parallel, not after), and runs with the cyclic collector off (syntax trees, records and
+summaries are acyclic; a collection would rescan every kept analysis). Small runs stay in-process:
+starting a worker costs more than checking a few files.
+
+A worker that dies (a crash in native code, the OOM killer) loses no other file: the files it left
+unfinished are checked again one at a time in a fresh worker, and only the file that kills that
+worker too is reported as a :class:`FileError`; the files whose analyses it held are parsed again
+when checked again. Workers ignore SIGINT (Ctrl-C reaches the whole process group): the parent
+decides, and :func:`terminate_workers` ends them when it is interrupted or terminated.
 """
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import pickle
 import signal
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from itertools import count
 from types import TracebackType
+from typing import TypeVar
 
 from jaxcheck.analyzer.cache import ResultCache
-from jaxcheck.analyzer.outcome import FileLinter, FileOutcome
+from jaxcheck.analyzer.outcome import Analysis, FileLinter, FileOutcome
 from jaxcheck.analyzer.project import ModuleName
-from jaxcheck.analyzer.semantics.solver import Solution
+from jaxcheck.analyzer.semantics.solver import Solution, solve
 
 MIN_FILES_PER_WORKER = 8
-"""A pool is started only when every worker gets at least this many files."""
+"""Workers are started only when each gets at least this many files."""
+MAX_KEPT_BYTES = 8 * 1024 * 1024
+"""Source bytes whose analyses one process keeps for a second check (an analysis takes about 50 times
+its source in memory: some 400 MiB)."""
+IN_FLIGHT = 2
+"""Files queued per worker while any worker can take them (the next is ready when one finishes)."""
 
 CRASH_MESSAGE = "the worker process checking this file crashed; file skipped"
 
 _SOLVES = count()
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,76 +66,162 @@ class FileTask:
     entry_key: str | None = None
 
 
+class FileWorker:
+    """Checks files as one process does: each file's analysis kept from its check with its own solve to
+    its check with the project's (up to MAX_KEPT_BYTES of source), outcomes stored in `cache` under
+    their tasks' entry keys. With `isolated`, an exception is the file's error (see
+    :meth:`FileLinter.isolated`); else it propagates."""
+
+    def __init__(self, linter: FileLinter, cache: ResultCache | None, isolated: bool) -> None:
+        self.linter = linter
+        self.cache = cache
+        self.isolated = isolated
+        self.solutions: dict[int, Solution] = {}
+        self._kept: dict[str, tuple[bytes, Analysis]] = {}
+        self._kept_bytes = 0
+
+    def check(self, task: FileTask, solution: Solution | None) -> FileOutcome:
+        """The file's outcome linted with `solution` (a kept analysis reused), or without, with its own
+        solve (its analysis kept); stored, as linted with a project solve or not."""
+        kept = self._kept.pop(task.display_path, None)
+        if kept is not None:
+            self._kept_bytes -= len(kept[0])
+        if solution is None:
+            outcome = self._guarded(task, lambda: self._first_check(task))
+        elif kept is not None and kept[0] == task.data:
+            analysis = kept[1]
+            outcome = self._guarded(task, lambda: self.linter.lint(analysis, solution))
+        else:
+            outcome = self._guarded(task, lambda: self.linter.check_file(task.display_path, task.data, task.module,
+                                                                         solution))
+        if self.cache is not None and task.entry_key is not None and not outcome.errors:
+            self.cache.store(task.entry_key, outcome.entry(solution is not None))
+        return outcome
+
+    def keeps(self, task: FileTask) -> bool:
+        """Whether this worker holds the analysis of `task`'s file (from its first check)."""
+        return task.display_path in self._kept
+
+    def _first_check(self, task: FileTask) -> FileOutcome:
+        analysis = self.linter.analyze(task.display_path, task.data, task.module)
+        if isinstance(analysis, FileOutcome):
+            return analysis
+        if self._kept_bytes + len(task.data) <= MAX_KEPT_BYTES:
+            self._kept[task.display_path] = (task.data, analysis)
+            self._kept_bytes += len(task.data)
+        return self.linter.lint(analysis, solve([analysis.summary]))
+
+    def _guarded(self, task: FileTask, work: Callable[[], FileOutcome]) -> FileOutcome:
+        return self.linter.isolated(task.display_path, work) if self.isolated else work()
+
+
 _PackedSolution = tuple[int, bytes]
 """A solution pickled once in the parent, with a number that identifies it in the workers."""
 
 
 class Checker:
-    """Runs :meth:`FileLinter.check_file` over tasks with up to `jobs` worker processes, storing the
-    outcomes of tasks with an entry key in `cache`.
+    """Runs :meth:`FileWorker.check` over tasks with up to `jobs` worker processes, storing the outcomes
+    of tasks with an entry key in `cache`.
 
-    Use it as a context manager: the pool, started on first need, is shut down on exit.
+    Use it as a context manager: the workers, started on first need, are ended on exit.
     """
 
     def __init__(self, linter: FileLinter, jobs: int, cache: ResultCache | None = None) -> None:
         self.linter = linter
         self.jobs = jobs
         self.cache = cache
-        self._pool: ProcessPoolExecutor | None = None
+        self._local = FileWorker(linter, cache, isolated=False)
+        self._workers: list[ProcessPoolExecutor] = []
         self._solo: ProcessPoolExecutor | None = None
+        self._owners: dict[str, ProcessPoolExecutor] = {}
+        self._packed: tuple[Solution, _PackedSolution] | None = None
+        self._received: dict[ProcessPoolExecutor, int] = {}
 
     def __enter__(self) -> Checker:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  traceback: TracebackType | None) -> None:
-        for pool in (self._pool, self._solo):
-            if pool is not None:
-                _stop(pool)
+        for worker in [*self._workers, *([self._solo] if self._solo is not None else [])]:
+            _stop(worker)
 
     def check(self, tasks: Sequence[FileTask], solution: Solution | None,
               done: Callable[[], None] = lambda: None) -> list[FileOutcome]:
-        """Outcomes of `tasks`, in order; without `solution` each file is solved on its own.
-        `done` is called once per finished file (in the calling thread)."""
-        workers = min(self.jobs, len(tasks) // MIN_FILES_PER_WORKER)
-        if self._pool is None and workers < 2:
-            outcomes = []
-            for task in tasks:
-                outcome = self.linter.check_file(task.display_path, task.data, task.module, solution)
-                _store(self.cache, task, outcome, solution is not None)
-                outcomes.append(outcome)
-                done()
-            return outcomes
-        if self._pool is None:
-            self._pool = self._start(workers)
-        packed = None if solution is None else (next(_SOLVES), pickle.dumps(solution, pickle.HIGHEST_PROTOCOL))
-        return self._run_pooled(tasks, packed, done)
+        """Outcomes of `tasks`, in order; without `solution` each file is solved on its own. `done` is
+        called once per finished file (in the calling thread)."""
+        if not self._workers and self._solo is None:
+            workers = min(self.jobs, len(tasks) // MIN_FILES_PER_WORKER)
+            if workers < 2 or all(map(self._local.keeps, tasks)):  # second checks where the first ran
+                local = []
+                for task in tasks:
+                    local.append(self._local.check(task, solution))
+                    done()
+                return local
+            self._workers = [self._start() for _ in range(workers)]
+        packed = self._pack(solution)
+        results: list[FileOutcome | None] = [None] * len(tasks)
+        for index in self._run_pooled(tasks, packed, results, done):
+            results[index] = self._run_alone(tasks[index], packed)
+            done()
+        return [_filled(result) for result in results]
 
     def _run_pooled(self, tasks: Sequence[FileTask], packed: _PackedSolution | None,
-                    done: Callable[[], None]) -> list[FileOutcome]:
-        assert self._pool is not None
-        results: list[FileOutcome | None] = [None] * len(tasks)
-        # Largest files first, so no worker is left with a big file at the end (results keep task order).
-        largest_first = sorted(range(len(tasks)), key=lambda index: len(tasks[index].data), reverse=True)
-        futures = {self._pool.submit(_check, tasks[index], packed): index for index in largest_first}
+                    results: list[FileOutcome | None], done: Callable[[], None]) -> list[int]:
+        """Fill `results` from the workers, largest files first (so none is left with a big file at the
+        end), a file's second check where its first ran; the indexes of the tasks a crash left
+        unfinished."""
+        pending = deque(sorted(range(len(tasks)), key=lambda index: len(tasks[index].data), reverse=True))
+        running: dict[Future[FileOutcome], tuple[int, ProcessPoolExecutor]] = {}
+        load: Counter[ProcessPoolExecutor] = Counter()
+        lost: list[int] = []
+        while pending or running:
+            while pending and self._workers:
+                task = tasks[pending[0]]
+                worker = self._owners.get(task.display_path) if packed is not None else None
+                if worker is None or (worker not in self._workers and worker is not self._solo):
+                    worker = min(self._workers, key=lambda candidate: load[candidate])
+                    if load[worker] >= IN_FLIGHT:
+                        break
+                running[self._submit(worker, task, packed)] = (pending.popleft(), worker)
+                load[worker] += 1
+            if not running:
+                break
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                index, worker = running.pop(future)
+                load[worker] -= 1
+                try:
+                    results[index] = self._result(future, tasks[index])
+                except BrokenProcessPool:
+                    self._retire(worker)
+                    lost.append(index)
+                    continue
+                if packed is None:
+                    self._owners[tasks[index].display_path] = worker
+                done()
+        return [*lost, *pending]
+
+    def _run_alone(self, task: FileTask, packed: _PackedSolution | None) -> FileOutcome:
+        """Check one file in a worker of its own; a crash there is that file's error."""
+        if self._solo is None:
+            self._solo = self._start()
+        solo = self._solo
         try:
-            for future in as_completed(futures):
-                results[futures[future]] = self._result(future, tasks[futures[future]])
-                done()
+            outcome = self._result(self._submit(solo, task, packed), task)
         except BrokenProcessPool:
-            self._pool.shutdown(cancel_futures=True)
-            self._pool = None
-            for future, index in futures.items():
-                if results[index] is None and future.done() and not future.cancelled() and not future.exception():
-                    results[index] = future.result()
-                    done()
-        outcomes = []
-        for task, result in zip(tasks, results):
-            if result is None:
-                result = self._check_alone(task, packed)
-                done()
-            outcomes.append(result)
-        return outcomes
+            self._retire(solo)
+            return self.linter.failed(task.display_path, CRASH_MESSAGE)
+        if packed is None:
+            self._owners[task.display_path] = solo
+        return outcome
+
+    def _submit(self, worker: ProcessPoolExecutor, task: FileTask, packed: _PackedSolution | None) -> Future[FileOutcome]:
+        """Send `task` to `worker`, the solve first if it does not have it yet (a worker runs what it is
+        sent in order)."""
+        if packed is not None and self._received.get(worker) != packed[0]:
+            worker.submit(_receive, packed)
+            self._received[worker] = packed[0]
+        return worker.submit(_check, task, packed[0] if packed is not None else None)
 
     def _result(self, future: Future[FileOutcome], task: FileTask) -> FileOutcome:
         try:
@@ -128,23 +231,34 @@ class Checker:
         except Exception as exc:  # e.g. an outcome that could not be pickled back
             return self.linter.failed(task.display_path, f"internal error: {exc}")
 
-    def _check_alone(self, task: FileTask, packed: _PackedSolution | None) -> FileOutcome:
-        """Check one file in a worker of its own; a crash there is that file's error."""
-        if self._solo is None:
-            self._solo = self._start(1)
-        try:
-            return self._result(self._solo.submit(_check, task, packed), task)
-        except BrokenProcessPool:
-            self._solo.shutdown(cancel_futures=True)
-            self._solo = None
-            return self.linter.failed(task.display_path, CRASH_MESSAGE)
+    def _pack(self, solution: Solution | None) -> _PackedSolution | None:
+        """`solution` pickled, once per solve."""
+        if solution is None:
+            return None
+        if self._packed is None or self._packed[0] is not solution:
+            self._packed = (solution, (next(_SOLVES), pickle.dumps(solution, pickle.HIGHEST_PROTOCOL)))
+        return self._packed[1]
 
-    def _start(self, workers: int) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(workers, multiprocessing.get_context("spawn"), _initialize, (self.linter, self.cache))
+    def _retire(self, worker: ProcessPoolExecutor) -> None:
+        """Give up a worker that died (the files whose analyses it held are parsed again)."""
+        worker.shutdown(wait=False, cancel_futures=True)
+        if worker in self._workers:
+            self._workers.remove(worker)
+        if worker is self._solo:
+            self._solo = None
+        self._received.pop(worker, None)
+
+    def _start(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(1, multiprocessing.get_context("spawn"), _initialize, (self.linter, self.cache))
+
+
+def _filled(result: FileOutcome | None) -> FileOutcome:
+    assert result is not None, "every task is checked in a worker, alone if a crash left it"
+    return result
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:
-    """Shut `pool` down, its workers ended outright: exiting normally, each would first free its whole
+    """Shut `pool` down, its worker ended outright: exiting normally, it would first free its whole
     heap (about a second on a large run). Nothing is lost: a worker writes a file's cache entry before
     it returns the file's result (atomically), and the results wanted are in (or the run failed)."""
     for worker in list((getattr(pool, "_processes", None) or {}).values()):  # the executor has no public list
@@ -158,33 +272,24 @@ def terminate_workers() -> None:
         child.terminate()
 
 
-def _store(cache: ResultCache | None, task: FileTask, outcome: FileOutcome, solved: bool) -> None:
-    """Store `outcome` under the task's entry key, unless it has errors."""
-    if cache is not None and task.entry_key is not None and not outcome.errors:
-        cache.store(task.entry_key, outcome.entry(solved))
-
-
 # ------------------------------------------------------------------------------- worker side
-_linter: FileLinter | None = None
-_cache: ResultCache | None = None
-_solution: tuple[int, Solution] | None = None
+_worker: FileWorker | None = None
 
 
 def _initialize(linter: FileLinter, cache: ResultCache | None) -> None:
-    global _linter, _cache
+    global _worker
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _linter, _cache = linter, cache
+    gc.disable()  # for the worker's life: what it keeps is acyclic (see the module docstring)
+    _worker = FileWorker(linter, cache, isolated=True)
 
 
-def _check(task: FileTask, packed: _PackedSolution | None) -> FileOutcome:
+def _receive(packed: _PackedSolution) -> None:
+    """Keep the solve `packed` (only the latest: a run checks again only with its newest solve)."""
+    assert _worker is not None
+    _worker.solutions = {packed[0]: pickle.loads(packed[1])}
+
+
+def _check(task: FileTask, solve_number: int | None) -> FileOutcome:
     """Check one file in a worker (storing its outcome); any exception becomes that file's error."""
-    global _solution
-    assert _linter is not None
-    solution = None
-    if packed is not None:
-        if _solution is None or _solution[0] != packed[0]:
-            _solution = (packed[0], pickle.loads(packed[1]))
-        solution = _solution[1]
-    outcome = _linter.check_isolated(task.display_path, task.data, task.module, solution)
-    _store(_cache, task, outcome, solution is not None)
-    return outcome
+    assert _worker is not None
+    return _worker.check(task, _worker.solutions[solve_number] if solve_number is not None else None)
