@@ -188,3 +188,25 @@ def test_a_changed_file_is_parsed_again(project: Path, tmp_path: Path):
     outcome = worker.check(edited, solve([]))
     assert linter.log.read_text().splitlines().count("analyze utils.py") == 2
     assert outcome.summary is not None and outcome.summary.path == task.display_path
+
+
+class _CrashingWhenSolved(Rule):
+    """Kills the worker process on `utils.py` only when the project solve says its test is traced (so
+    on the second check, where the first kept the analysis)."""
+
+    code = "JAX997"
+    name = "crashing-when-solved-rule"
+    summary = "test double"
+
+    def visit_If(self, node) -> None:  # noqa: ANN001
+        if self.context.path.endswith("utils.py") and self.model.is_traced(node.test):
+            os._exit(3)
+
+
+def test_a_worker_crashing_on_a_second_check_loses_no_other_file(project: Path, pooled: list[int]):
+    linter = Linter(Configuration())
+    linter.rules = [*linter.rules, _CrashingWhenSolved]
+    report = linter.check_paths([project / "pkg"], jobs=2)
+    assert [(Path(e.path).name, e.message) for e in report.errors] == [("utils.py", parallel.CRASH_MESSAGE)]
+    expected = Linter(Configuration()).check_paths([project / "pkg"]).diagnostics
+    assert report.diagnostics == [d for d in expected if not d.path.endswith("utils.py")]

@@ -4,8 +4,8 @@ another."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from jaxcheck.analyzer.diagnostics import Diagnostic, FileError

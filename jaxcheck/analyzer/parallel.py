@@ -168,22 +168,26 @@ class Checker:
     def _run_pooled(self, tasks: Sequence[FileTask], packed: _PackedSolution | None,
                     results: list[FileOutcome | None], done: Callable[[], None]) -> list[int]:
         """Fill `results` from the workers, largest files first (so none is left with a big file at the
-        end), a file's second check where its first ran; the indexes of the tasks a crash left
-        unfinished."""
-        pending = deque(sorted(range(len(tasks)), key=lambda index: len(tasks[index].data), reverse=True))
+        end), a file's second check where its first ran (a worker takes others when it has none of its
+        own left); the indexes of the tasks a crash left unfinished."""
+        shared: deque[int] = deque()
+        owned: dict[ProcessPoolExecutor, deque[int]] = {}
+        for index in sorted(range(len(tasks)), key=lambda index: len(tasks[index].data), reverse=True):
+            owner = self._owners.get(tasks[index].display_path) if packed is not None else None
+            if owner is not None and owner in self._workers:
+                owned.setdefault(owner, deque()).append(index)
+            else:
+                shared.append(index)
         running: dict[Future[FileOutcome], tuple[int, ProcessPoolExecutor]] = {}
         load: Counter[ProcessPoolExecutor] = Counter()
         lost: list[int] = []
-        while pending or running:
-            while pending and self._workers:
-                task = tasks[pending[0]]
-                worker = self._owners.get(task.display_path) if packed is not None else None
-                if worker is None or (worker not in self._workers and worker is not self._solo):
-                    worker = min(self._workers, key=lambda candidate: load[candidate])
-                    if load[worker] >= IN_FLIGHT:
-                        break
-                running[self._submit(worker, task, packed)] = (pending.popleft(), worker)
-                load[worker] += 1
+        while True:
+            for worker in list(self._workers):
+                own = owned.get(worker)
+                while load[worker] < IN_FLIGHT and (own or shared):
+                    index = own.popleft() if own else shared.popleft()
+                    running[self._submit(worker, tasks[index], packed)] = (index, worker)
+                    load[worker] += 1
             if not running:
                 break
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
@@ -195,11 +199,12 @@ class Checker:
                 except BrokenProcessPool:
                     self._retire(worker)
                     lost.append(index)
+                    shared.extend(owned.pop(worker, ()))  # parsed again where they are checked
                     continue
                 if packed is None:
                     self._owners[tasks[index].display_path] = worker
                 done()
-        return [*lost, *pending]
+        return [*lost, *shared, *(index for own in owned.values() for index in own)]
 
     def _run_alone(self, task: FileTask, packed: _PackedSolution | None) -> FileOutcome:
         """Check one file in a worker of its own; a crash there is that file's error."""
