@@ -10,6 +10,7 @@ import pickle
 import subprocess
 import sys
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ import pytest
 from conftest import checkout_environment, cli, make_package
 
 from jaxcheck.analyzer.cache import DEFAULT_CACHE_DIR, FORMAT, FORMAT_VERSION
-from jaxcheck.analyzer.codec import CodecError, decode
+from jaxcheck.analyzer.codec import CodecError, decode, encode
 from jaxcheck.analyzer.config import Configuration
 from jaxcheck.analyzer.engine import CheckReport, Linter
 from jaxcheck.analyzer.progress import ProgressBar
@@ -266,3 +267,39 @@ def test_sequences_of_names_are_checked_item_by_item(hint):
     for bad in (["a", 1], ["a", None], [["a"]], "ab"):
         with pytest.raises(CodecError):
             decode(hint, bad)
+
+
+@dataclass(frozen=True)
+class _Declared:
+    """Fields of each kind the codec encodes by declared type (module level: the codec reads its hints)."""
+
+    names: tuple[str, ...]
+    pair: tuple[str, int]
+    table: dict[str, int]
+    numbers: tuple[int, ...]
+    inner: _Inner | None
+
+
+@dataclass(frozen=True)
+class _Inner:
+    flag: bool
+    count: int
+
+
+def test_values_of_their_declared_types_round_trip():
+    value = _Declared(("a", "b"), ("p", 2), {"k": 1}, (1, 2), _Inner(True, 3))
+    data = encode(value)
+    assert data == {"@": "_Declared", "names": ["a", "b"], "pair": ["p", 2], "table": [["k", 1]],
+                    "numbers": [1, 2], "inner": {"@": "_Inner", "flag": True, "count": 3}}
+    assert decode(_Declared, json.loads(json.dumps(data))) == value
+
+
+def test_values_not_of_their_declared_types_are_encoded_as_they_are_and_never_decode():
+    """A value that breaks its declared type (a bug) is written as what it is, so reading it back fails
+    (a miss) instead of giving another value: a string is not split into letters, nor a tuple cut."""
+    value = _Declared("abc", ("p", 2, 3), None, None, None)  # type: ignore[arg-type]
+    data = encode(value)
+    assert data == {"@": "_Declared", "names": "abc", "pair": ["p", 2, 3], "table": None, "numbers": None,
+                    "inner": None}
+    with pytest.raises(CodecError):
+        decode(_Declared, data)

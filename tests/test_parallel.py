@@ -60,9 +60,9 @@ def pooled(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     started: list[int] = []
     start = parallel.Checker._start
 
-    def recording(self: parallel.Checker):  # noqa: ANN202
+    def recording(self: parallel.Checker, keeps: bool = True):  # noqa: ANN202
         started.append(1)
-        return start(self)
+        return start(self, keeps)
 
     monkeypatch.setattr(parallel.Checker, "_start", recording)
     return started
@@ -157,14 +157,13 @@ def test_a_second_check_lints_the_kept_analysis_without_parsing_again(project: P
     assert report.diagnostics == Linter(Configuration()).check_paths([project / "pkg"]).diagnostics
 
 
-def test_a_worker_keeps_analyses_up_to_its_budget(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_a_worker_keeps_analyses_up_to_its_budget(project: Path, tmp_path: Path):
     linter = _Logging(Configuration())
     linter.log = tmp_path / "log.txt"
     linter.log.write_text("")
-    worker = parallel.FileWorker(linter, None, isolated=False)
     small, large = (parallel.FileTask(str(project / "pkg" / name), (project / "pkg" / name).read_bytes(),
                                       ModuleName(f"pkg.{name[:-3]}", "pkg")) for name in ("utils.py", "train.py"))
-    monkeypatch.setattr(parallel, "MAX_KEPT_BYTES", len(small.data))
+    worker = parallel.FileWorker(linter, None, isolated=False, budget=len(small.data))
     for task in (small, large):
         worker.check(task, None)
     assert worker.keeps(small) and not worker.keeps(large)
@@ -210,3 +209,21 @@ def test_a_worker_crashing_on_a_second_check_loses_no_other_file(project: Path, 
     assert [(Path(e.path).name, e.message) for e in report.errors] == [("utils.py", parallel.CRASH_MESSAGE)]
     expected = Linter(Configuration()).check_paths([project / "pkg"]).diagnostics
     assert report.diagnostics == [d for d in expected if not d.path.endswith("utils.py")]
+
+
+def test_a_worker_that_died_while_idle_is_replaced_by_the_others(project: Path, pooled: list[int]):
+    """A worker killed between the two checks (the OOM killer, say) fails the next send to it: its
+    files go to the others, parsed again, with the same outcomes."""
+    linter = Linter(Configuration())
+    paths = sorted((project / "pkg").glob("*.py"))
+    tasks = [parallel.FileTask(str(path), path.read_bytes(), ModuleName(f"pkg.{path.stem}", "pkg")) for path in paths]
+    with parallel.Checker(linter, jobs=2) as checker:
+        first = checker.check(tasks, None)
+        solution = solve([outcome.summary for outcome in first if outcome.summary is not None])
+        victim = checker._workers[0]
+        for process in list(victim._processes.values()):
+            process.kill()
+            process.join()
+        again = checker.check(tasks, solution)
+    expected = [linter.check_file(task.display_path, task.data, task.module, solution) for task in tasks]
+    assert [(o.diagnostics, o.errors) for o in again] == [(o.diagnostics, o.errors) for o in expected]

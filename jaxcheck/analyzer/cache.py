@@ -93,8 +93,8 @@ class ResultCache:
     def store_value(self, key: str, value: object) -> None:
         """Store `value` (data :mod:`.codec` encodes) under `key` atomically; failures are ignored."""
         path = self._path(key)
-        entry = {"format": FORMAT, "version": FORMAT_VERSION, "key": key, "outcome": encode(value)}
         try:
+            entry = {"format": FORMAT, "version": FORMAT_VERSION, "key": key, "outcome": encode(value)}
             text = json.dumps(entry, separators=(",", ":"))
             self.prepare()
             path.parent.mkdir(exist_ok=True)

@@ -72,29 +72,32 @@ def _instance_encoder(cls: Any) -> Encoder:
 
 @cache
 def _encoder(hint: Any) -> Encoder:
-    """A function that encodes values declared of type `hint` (any other value: :func:`encode`)."""
+    """A function that encodes values declared of type `hint`: by the declared type when the value
+    has it, else as :func:`encode` does (the output is the same either way)."""
     if hint in (None, type(None), bool, int, str) or typing.get_origin(hint) is Literal:
-        return _as_is
+        return encode
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         exact = _instance_encoder(hint)
         return lambda value: exact(value) if type(value) is hint else encode(value)
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (tuple, frozenset, list) and (origin is not tuple or (len(args) == 2 and args[1] is Ellipsis)):
-        if args[0] in (str, int, bool):
-            return list
         item = _encoder(args[0])
-        return lambda value: [item(member) for member in value]
+        if args[0] is str:  # names and keys: as they are
+            return lambda value: list(value) if type(value) is origin and _all_str(value) else encode(value)
+        return lambda value: [item(member) for member in value] if type(value) is origin else encode(value)
     if origin is tuple:
         members = [_encoder(arg) for arg in args]
-        return lambda value: [member(part) for member, part in zip(members, value)]
+        return lambda value: ([member(part) for member, part in zip(members, value)]
+                              if type(value) is tuple and len(value) == len(members) else encode(value))
     if origin is dict:
         key, item = _encoder(args[0]), _encoder(args[1])
-        return lambda value: [[key(name), item(member)] for name, member in value.items()]
+        return lambda value: ([[key(name), item(member)] for name, member in value.items()]
+                              if type(value) is dict else encode(value))
     return encode  # unions and anything else: by the value's own type
 
 
-def _as_is(value: object) -> object:
-    return value
+def _all_str(values: Any) -> bool:
+    return all(type(value) is str for value in values)
 
 
 def decode(hint: Any, data: object) -> Any:

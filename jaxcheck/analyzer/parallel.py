@@ -9,15 +9,16 @@ Each worker is a single-process executor of its own, so a task can be sent to th
 its analysis. Workers are started with the `spawn` method (safe whatever threads the parent runs),
 receive the linter and the result cache once, when they start, and the pickled project solve once
 per solve. A worker stores each outcome in the cache itself (encoding is a tenth of a file's cost:
-done in parallel, not after), and runs with the cyclic collector off (syntax trees, records and
-summaries are acyclic; a collection would rescan every kept analysis). Small runs stay in-process:
-starting a worker costs more than checking a few files.
+done in parallel, not after). Its cyclic collector runs only after each file, over what that file
+allocated: what a worker keeps is never scanned again. Small runs stay in-process: starting a worker
+costs more than checking a few files.
 
-A worker that dies (a crash in native code, the OOM killer) loses no other file: the files it left
-unfinished are checked again one at a time in a fresh worker, and only the file that kills that
-worker too is reported as a :class:`FileError`; the files whose analyses it held are parsed again
-when checked again. Workers ignore SIGINT (Ctrl-C reaches the whole process group): the parent
-decides, and :func:`terminate_workers` ends them when it is interrupted or terminated.
+A worker that dies (a crash in native code, the OOM killer) loses no other file: the files it was
+checking are checked again one at a time in a fresh worker, and only the file that kills that worker
+too is reported as a :class:`FileError`; the files queued for it go to the other workers, and those
+whose analyses it held are parsed again. Workers ignore SIGINT (Ctrl-C reaches the whole process
+group): the parent decides, and :func:`terminate_workers` ends them when it is interrupted or
+terminated.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from itertools import count
 from types import TracebackType
-from typing import TypeVar
 
 from jaxcheck.analyzer.cache import ResultCache
 from jaxcheck.analyzer.outcome import Analysis, FileLinter, FileOutcome
@@ -51,7 +51,6 @@ IN_FLIGHT = 2
 CRASH_MESSAGE = "the worker process checking this file crashed; file skipped"
 
 _SOLVES = count()
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,10 +71,13 @@ class FileWorker:
     their tasks' entry keys. With `isolated`, an exception is the file's error (see
     :meth:`FileLinter.isolated`); else it propagates."""
 
-    def __init__(self, linter: FileLinter, cache: ResultCache | None, isolated: bool) -> None:
+    def __init__(self, linter: FileLinter, cache: ResultCache | None, isolated: bool,
+                 budget: int = MAX_KEPT_BYTES) -> None:
         self.linter = linter
         self.cache = cache
         self.isolated = isolated
+        self.budget = budget
+        """Source bytes whose analyses it keeps (0: none)."""
         self.solutions: dict[int, Solution] = {}
         self._kept: dict[str, tuple[bytes, Analysis]] = {}
         self._kept_bytes = 0
@@ -102,11 +104,16 @@ class FileWorker:
         """Whether this worker holds the analysis of `task`'s file (from its first check)."""
         return task.display_path in self._kept
 
+    def forget(self) -> None:
+        """Drop the kept analyses."""
+        self._kept.clear()
+        self._kept_bytes = 0
+
     def _first_check(self, task: FileTask) -> FileOutcome:
         analysis = self.linter.analyze(task.display_path, task.data, task.module)
         if isinstance(analysis, FileOutcome):
             return analysis
-        if self._kept_bytes + len(task.data) <= MAX_KEPT_BYTES:
+        if self._kept_bytes + len(task.data) <= self.budget:
             self._kept[task.display_path] = (task.data, analysis)
             self._kept_bytes += len(task.data)
         return self.linter.lint(analysis, solve([analysis.summary]))
@@ -144,6 +151,8 @@ class Checker:
                  traceback: TracebackType | None) -> None:
         for worker in [*self._workers, *([self._solo] if self._solo is not None else [])]:
             _stop(worker)
+        self._local.forget()
+        self._packed = None
 
     def check(self, tasks: Sequence[FileTask], solution: Solution | None,
               done: Callable[[], None] = lambda: None) -> list[FileOutcome]:
@@ -186,7 +195,13 @@ class Checker:
                 own = owned.get(worker)
                 while load[worker] < IN_FLIGHT and (own or shared):
                     index = own.popleft() if own else shared.popleft()
-                    running[self._submit(worker, tasks[index], packed)] = (index, worker)
+                    try:
+                        running[self._submit(worker, tasks[index], packed)] = (index, worker)
+                    except BrokenProcessPool:  # it died since its last result: its files go to the others
+                        self._retire(worker)
+                        shared.appendleft(index)
+                        shared.extend(owned.pop(worker, ()))
+                        break
                     load[worker] += 1
             if not running:
                 break
@@ -207,18 +222,23 @@ class Checker:
         return [*lost, *shared, *(index for own in owned.values() for index in own)]
 
     def _run_alone(self, task: FileTask, packed: _PackedSolution | None) -> FileOutcome:
-        """Check one file in a worker of its own; a crash there is that file's error."""
-        if self._solo is None:
-            self._solo = self._start()
-        solo = self._solo
-        try:
-            outcome = self._result(self._submit(solo, task, packed), task)
-        except BrokenProcessPool:
-            self._retire(solo)
-            return self.linter.failed(task.display_path, CRASH_MESSAGE)
-        if packed is None:
-            self._owners[task.display_path] = solo
-        return outcome
+        """Check one file in a worker of its own; a crash there is that file's error (a worker found
+        dead before the file was sent is replaced once)."""
+        for _ in range(2):
+            if self._solo is None:
+                self._solo = self._start(keeps=False)  # its second checks are not sent back to it
+            solo = self._solo
+            try:
+                future = self._submit(solo, task, packed)
+            except BrokenProcessPool:
+                self._retire(solo)
+                continue
+            try:
+                return self._result(future, task)
+            except BrokenProcessPool:
+                self._retire(solo)
+                break
+        return self.linter.failed(task.display_path, CRASH_MESSAGE)
 
     def _submit(self, worker: ProcessPoolExecutor, task: FileTask, packed: _PackedSolution | None) -> Future[FileOutcome]:
         """Send `task` to `worker`, the solve first if it does not have it yet (a worker runs what it is
@@ -253,8 +273,10 @@ class Checker:
             self._solo = None
         self._received.pop(worker, None)
 
-    def _start(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(1, multiprocessing.get_context("spawn"), _initialize, (self.linter, self.cache))
+    def _start(self, keeps: bool = True) -> ProcessPoolExecutor:
+        """A worker; one that `keeps` analyses for second checks."""
+        return ProcessPoolExecutor(1, multiprocessing.get_context("spawn"), _initialize,
+                                   (self.linter, self.cache, MAX_KEPT_BYTES if keeps else 0))
 
 
 def _filled(result: FileOutcome | None) -> FileOutcome:
@@ -281,20 +303,33 @@ def terminate_workers() -> None:
 _worker: FileWorker | None = None
 
 
-def _initialize(linter: FileLinter, cache: ResultCache | None) -> None:
+def _initialize(linter: FileLinter, cache: ResultCache | None, budget: int) -> None:
     global _worker
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    gc.disable()  # for the worker's life: what it keeps is acyclic (see the module docstring)
-    _worker = FileWorker(linter, cache, isolated=True)
+    gc.disable()  # collected after each file instead (see the module docstring)
+    _worker = FileWorker(linter, cache, isolated=True, budget=budget)
 
 
 def _receive(packed: _PackedSolution) -> None:
-    """Keep the solve `packed` (only the latest: a run checks again only with its newest solve)."""
+    """Keep the solve `packed` (only the latest: a run checks again only with its newest solve); a
+    solve that cannot be loaded is left out, and the files checked with it say so."""
     assert _worker is not None
+    _worker.solutions = {}
     _worker.solutions = {packed[0]: pickle.loads(packed[1])}
 
 
 def _check(task: FileTask, solve_number: int | None) -> FileOutcome:
-    """Check one file in a worker (storing its outcome); any exception becomes that file's error."""
+    """Check one file in a worker (storing its outcome); any exception becomes that file's error.
+    Then collect what the file left that reference counting cannot free (the youngest generation:
+    the objects kept from earlier files are not scanned again)."""
     assert _worker is not None
-    return _worker.check(task, _worker.solutions[solve_number] if solve_number is not None else None)
+    try:
+        if solve_number is None:
+            return _worker.check(task, None)
+        solution = _worker.solutions.get(solve_number)
+        if solution is None:
+            return _worker.linter.failed(task.display_path, "internal error: the worker could not load the "
+                                                            "project solve")
+        return _worker.check(task, solution)
+    finally:
+        gc.collect(0)
