@@ -9,9 +9,10 @@ Each worker is a single-process executor of its own, so a task can be sent to th
 its analysis. Workers are started with the `spawn` method (safe whatever threads the parent runs),
 receive the linter and the result cache once, when they start, and the pickled project solve once
 per solve. A worker stores each outcome in the cache itself (encoding is a tenth of a file's cost:
-done in parallel, not after). Its cyclic collector runs only after each file, over what that file
-allocated: what a worker keeps is never scanned again. Small runs stay in-process: starting a worker
-costs more than checking a few files.
+done in parallel, not after), and runs with the cyclic collector off: syntax trees, records and
+summaries are acyclic (reference counting frees them; a few small closures per file wait for the
+worker's end), and a collection would rescan every kept analysis. Small runs stay in-process: starting
+a worker costs more than checking a few files.
 
 A worker that dies (a crash in native code, the OOM killer) loses no other file: the files it was
 checking are checked again one at a time in a fresh worker, and only the file that kills that worker
@@ -306,7 +307,7 @@ _worker: FileWorker | None = None
 def _initialize(linter: FileLinter, cache: ResultCache | None, budget: int) -> None:
     global _worker
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    gc.disable()  # collected after each file instead (see the module docstring)
+    gc.disable()  # for the worker's life (see the module docstring)
     _worker = FileWorker(linter, cache, isolated=True, budget=budget)
 
 
@@ -319,17 +320,11 @@ def _receive(packed: _PackedSolution) -> None:
 
 
 def _check(task: FileTask, solve_number: int | None) -> FileOutcome:
-    """Check one file in a worker (storing its outcome); any exception becomes that file's error.
-    Then collect what the file left that reference counting cannot free (the youngest generation:
-    the objects kept from earlier files are not scanned again)."""
+    """Check one file in a worker (storing its outcome); any exception becomes that file's error."""
     assert _worker is not None
-    try:
-        if solve_number is None:
-            return _worker.check(task, None)
-        solution = _worker.solutions.get(solve_number)
-        if solution is None:
-            return _worker.linter.failed(task.display_path, "internal error: the worker could not load the "
-                                                            "project solve")
-        return _worker.check(task, solution)
-    finally:
-        gc.collect(0)
+    if solve_number is None:
+        return _worker.check(task, None)
+    solution = _worker.solutions.get(solve_number)
+    if solution is None:
+        return _worker.linter.failed(task.display_path, "internal error: the worker could not load the project solve")
+    return _worker.check(task, solution)

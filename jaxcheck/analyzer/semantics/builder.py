@@ -164,44 +164,6 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         self._loops: list[int] = []
         self._order = 0
         self._outer_names: dict[tuple[str, BindingKind], OuterName] = {}
-        self._statement_handlers: dict[type[cst.CSTNode], Callable[[cst.CSTNode], None]] = {
-            cst.SimpleStatementLine: self._simple_statement_line,
-            cst.FunctionDef: self._function_def,
-            cst.ClassDef: self._class_def,
-            cst.If: self._if,
-            cst.For: self._for,
-            cst.While: self._while,
-            cst.Try: self._try,
-            cst.TryStar: self._try,
-            cst.With: self._with,
-            cst.Match: self._match,
-        }
-        self._expression_handlers: dict[type[cst.CSTNode], Callable[[cst.CSTNode], Value]] = {
-            cst.Name: self._name,
-            cst.Attribute: self._attribute,
-            cst.Call: self._call,
-            cst.Subscript: self._subscript,
-            cst.BinaryOperation: self._binary,
-            cst.UnaryOperation: self._unary,
-            cst.BooleanOperation: self._boolean,
-            cst.Comparison: self._comparison,
-            cst.IfExp: self._if_exp,
-            cst.Tuple: self._sequence,
-            cst.List: self._sequence,
-            cst.Set: self._sequence,
-            cst.Dict: self._dict,
-            cst.ListComp: self._comprehension,
-            cst.SetComp: self._comprehension,
-            cst.GeneratorExp: self._comprehension,
-            cst.DictComp: self._comprehension,
-            cst.Lambda: self._lambda,
-            cst.NamedExpr: self._named_expr,
-            cst.FormattedString: self._formatted_string,
-            cst.Await: self._await,
-            cst.Yield: self._yield,
-            cst.StarredElement: self._starred,
-            cst.SimpleString: self._string,
-        }
 
     # ----------------------------------------------------------------------------------- driving
     def build(self, module: cst.Module) -> tuple[ModuleRecords, ModuleSummary]:
@@ -264,9 +226,9 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
 
     def _block(self, statements: Sequence[cst.CSTNode]) -> None:
         for statement in statements:
-            handler = self._statement_handlers.get(type(statement))
+            handler = _STATEMENT_HANDLERS.get(type(statement))
             if handler is not None:
-                handler(statement)
+                handler(self, statement)
                 self._end_statement()
 
     def _suite(self, suite: cst.BaseSuite) -> None:
@@ -893,8 +855,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
     # ------------------------------------------------------------------------------ expressions
     def _eval(self, node: cst.BaseExpression) -> Value:
         """Interpret `node` and its sub-expressions; record and return its abstract value."""
-        handler = self._expression_handlers.get(type(node))
-        value = handler(node) if handler is not None else UNKNOWN
+        handler = _EXPRESSION_HANDLERS.get(type(node))
+        value = handler(self, node) if handler is not None else UNKNOWN
         if value:
             self.records.values[id(node)] = value
         elif id(node) in self.records.values:  # a loop's second pass: a shape from the first may not hold
@@ -1547,7 +1509,51 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                         self._add_edge(each, CallEdge(self._function_key, target, operands))
 
 
+# The interpreters of statements and expressions by node type: class-level, so a builder holds no bound
+# methods of its own (they would make it a reference cycle, which only the cyclic collector frees).
+_STATEMENT_HANDLERS: dict[type[cst.CSTNode], Callable[[ModelBuilder, cst.CSTNode], None]] = {
+    cst.SimpleStatementLine: ModelBuilder._simple_statement_line,
+    cst.FunctionDef: ModelBuilder._function_def,
+    cst.ClassDef: ModelBuilder._class_def,
+    cst.If: ModelBuilder._if,
+    cst.For: ModelBuilder._for,
+    cst.While: ModelBuilder._while,
+    cst.Try: ModelBuilder._try,
+    cst.TryStar: ModelBuilder._try,
+    cst.With: ModelBuilder._with,
+    cst.Match: ModelBuilder._match,
+}
+_EXPRESSION_HANDLERS: dict[type[cst.CSTNode], Callable[[ModelBuilder, cst.CSTNode], Value]] = {
+    cst.Name: ModelBuilder._name,
+    cst.Attribute: ModelBuilder._attribute,
+    cst.Call: ModelBuilder._call,
+    cst.Subscript: ModelBuilder._subscript,
+    cst.BinaryOperation: ModelBuilder._binary,
+    cst.UnaryOperation: ModelBuilder._unary,
+    cst.BooleanOperation: ModelBuilder._boolean,
+    cst.Comparison: ModelBuilder._comparison,
+    cst.IfExp: ModelBuilder._if_exp,
+    cst.Tuple: ModelBuilder._sequence,
+    cst.List: ModelBuilder._sequence,
+    cst.Set: ModelBuilder._sequence,
+    cst.Dict: ModelBuilder._dict,
+    cst.ListComp: ModelBuilder._comprehension,
+    cst.SetComp: ModelBuilder._comprehension,
+    cst.GeneratorExp: ModelBuilder._comprehension,
+    cst.DictComp: ModelBuilder._comprehension,
+    cst.Lambda: ModelBuilder._lambda,
+    cst.NamedExpr: ModelBuilder._named_expr,
+    cst.FormattedString: ModelBuilder._formatted_string,
+    cst.Await: ModelBuilder._await,
+    cst.Yield: ModelBuilder._yield,
+    cst.StarredElement: ModelBuilder._starred,
+    cst.SimpleString: ModelBuilder._string,
+}
+
+
 # ------------------------------------------------------------------------------------- helpers
+
+
 
 
 def _array_valued(*operands: Value) -> int:
