@@ -8,7 +8,8 @@ The corpus is copied into a temporary project (with a pyproject.toml, so it is i
 edits touch only the copy). Measured in this process, like bench_corpus.py, each with a fresh linter
 and the project index in an empty cache folder:
 
-- bare LibCST parse of every file, and a cold `-j 2` check against it (target <= 0.8x);
+- bare LibCST parse of every file, and a cold `-j 2` check against it (target <= 0.8x), each the best
+  of COLD_ATTEMPTS interleaved attempts;
 - an unchanged re-run of the whole corpus (target <= 0.3 s);
 - one file checked as a project, warm (target <= 0.3 s);
 - the whole corpus re-run after one file was edited (target <= 1 s), for three kinds of edit: one that
@@ -43,6 +44,9 @@ from jaxcheck.analyzer.engine import CheckReport, Linter
 from jaxcheck.analyzer.parsing import run_with_deep_stack
 
 WALK_MAX_AGE = 10.0
+COLD_ATTEMPTS = 2
+"""The bare parse and the cold check are each measured this many times, interleaved, and the best of
+each is compared: a slow spell of a shared machine then spoils one attempt, not the ratio."""
 """What `jaxcheck server` passes (jaxcheck.lsp.WALK_MAX_AGE; not imported: pygls is optional)."""
 REPOSITORY = Path(__file__).resolve().parent.parent
 
@@ -92,8 +96,13 @@ def main() -> None:
         cache = Path(temporary) / "cache"
         files = sorted(root.rglob("*.py"))
         lines = sum(f.read_bytes().count(b"\n") for f in files)
-        parse_seconds = run_with_deep_stack(lambda: bare_parse(files))
-        cold_seconds, cold = timed(lambda: check([root], cache))
+        parse_times, cold_times = [], []
+        for attempt in range(COLD_ATTEMPTS):  # the last one fills `cache` for the warm cases
+            attempt_cache = cache if attempt == COLD_ATTEMPTS - 1 else Path(temporary) / f"cold-{attempt}"
+            parse_times.append(run_with_deep_stack(lambda: bare_parse(files)))
+            seconds, cold = timed(lambda: check([root], attempt_cache))
+            cold_times.append(seconds)
+        parse_seconds, cold_seconds = min(parse_times), min(cold_times)
         unchanged_seconds, unchanged = timed(lambda: check([root], cache))
 
         target = largest_importing_target(root)
