@@ -33,7 +33,7 @@ def encode(value: object) -> object:
     if _field_names(kind) is not None:
         return _instance_encoder(kind)(value)
     if isinstance(value, (tuple, list, frozenset, set)):
-        if not value or all(type(item) is str for item in value):  # none, or names and keys: as they are
+        if _all_str(value):  # none, or names and keys: as they are
             return list(value)
         return [encode(item) for item in value]
     if isinstance(value, dict):
@@ -81,9 +81,9 @@ def _encoder(hint: Any) -> Encoder:
         return lambda value: exact(value) if type(value) is hint else encode(value)
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (tuple, frozenset, list) and (origin is not tuple or (len(args) == 2 and args[1] is Ellipsis)):
-        item = _encoder(args[0])
         if args[0] is str:  # names and keys: as they are
             return lambda value: list(value) if type(value) is origin and _all_str(value) else encode(value)
+        item = _encoder(args[0])
         return lambda value: [item(member) for member in value] if type(value) is origin else encode(value)
     if origin is tuple:
         members = [_encoder(arg) for arg in args]
@@ -97,6 +97,7 @@ def _encoder(hint: Any) -> Encoder:
 
 
 def _all_str(values: Any) -> bool:
+    """Whether every item is a str (true of none)."""
     return all(type(value) is str for value in values)
 
 
