@@ -41,7 +41,9 @@ from jaxcheck.analyzer.semantics.summary import (
     TraceRoot,
     TraceSpec,
 )
-from jaxcheck.analyzer.semantics.syntax import argument, at_receiver, chain_root, dotted, last_statement, literal_strings
+from jaxcheck.analyzer.semantics.syntax import (
+    argument, at_receiver, chain_root, dotted, last_statement, literal_strings, runs_once,
+)
 from jaxcheck.analyzer.semantics.objects import ObjectReader
 from jaxcheck.analyzer.semantics.references import ReferenceReader
 import jaxcheck.analyzer.semantics.structure as structure
@@ -463,12 +465,16 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
     def _for(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.For)
         element = self._iteration_value(node.iter, self._eval(node.iter))
-        with self._in_loop(node):
-            def iteration() -> None:
-                self._bind(node.target, element)
-                self._suite(node.body)
+        if runs_once(node):  # `for x in [x0]:` is straight-line code
+            self._bind(node.target, element)
+            self._suite(node.body)
+        else:
+            with self._in_loop(node):
+                def iteration() -> None:
+                    self._bind(node.target, element)
+                    self._suite(node.body)
 
-            self._loop(iteration)
+                self._loop(iteration)
         if node.orelse is not None:
             self._suite(node.orelse.body)
 

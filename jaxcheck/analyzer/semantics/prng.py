@@ -19,6 +19,7 @@ from typing import Literal, Optional
 import libcst as cst
 
 import jaxcheck.analyzer.semantics.jax_api as jax_api
+from jaxcheck.analyzer.semantics.syntax import runs_once
 from jaxcheck.analyzer.tree import child_nodes, scan
 
 CallName = Callable[[cst.Call], Optional[str]]
@@ -91,7 +92,11 @@ def is_key_like_name(name: str) -> bool:
 
 @dataclass(slots=True)
 class _Loop:
+    """A loop being interpreted: the names it assigns, and the states its `break`s and `continue`s
+    leave with. A loop that does not `repeat` (`for x in [x0]:`) runs its body once."""
+
     assigned: frozenset[str]
+    repeats: bool = True
     breaks: list[State] = field(default_factory=list)
     continues: list[State] = field(default_factory=list)
 
@@ -280,7 +285,7 @@ class _Analysis:
             self.bind_iteration(node.target, node.iter, head)
             return self.suite(node.body, head)
 
-        exit_state, breaks = self.loop(node, state, iteration)
+        exit_state, breaks = self.loop(node, state, iteration, repeats=not runs_once(node))
         if node.orelse is not None and exit_state is not None:
             exit_state = self.suite(node.orelse.body, exit_state)
         return _join(exit_state, *breaks)
@@ -296,13 +301,15 @@ class _Analysis:
         return _join(exit_state, *breaks)
 
     def loop(self, node: cst.For | cst.While, entry: dict[str, _Key],
-             iteration: Callable[[dict[str, _Key]], State]) -> tuple[State, list[State]]:
-        """Run `iteration` from the loop head until the head state is stable; the head state (the loop
-        ends normally) and the `break` states."""
-        frame = _Loop(frozenset(_assigned_names(node)))
+             iteration: Callable[[dict[str, _Key]], State], repeats: bool = True) -> tuple[State, list[State]]:
+        """Run `iteration` from the loop head until the head state is stable (once when the loop does
+        not `repeat`); the head state (the loop ends normally) and the `break` states."""
+        frame = _Loop(frozenset(_assigned_names(node)), repeats)
         self.loops.append(frame)
         head: dict[str, _Key] = entry
         try:
+            if not repeats:
+                return _join(iteration(dict(head)), *frame.continues), list(frame.breaks)
             for _ in range(_MAX_PASSES):
                 frame.breaks.clear()
                 frame.continues.clear()
@@ -468,10 +475,14 @@ class _Analysis:
             value = value.elements[0].value
         for name in _carried_names(value):
             key = state.get(name)
-            if key is not None and key.sites and not self.loops and name not in self.made_here:
+            if key is not None and key.sites and not self._repeating() and name not in self.made_here:
                 site = self.nodes[key.sites[0]]
                 if isinstance(site, cst.Call):
                     self._report(KeyReuse(site, name, node, "carried"))
+
+    def _repeating(self) -> _Loop | None:
+        """The innermost loop being interpreted that repeats its body."""
+        return next((loop for loop in reversed(self.loops) if loop.repeats), None)
 
     def _report(self, reuse: KeyReuse) -> None:
         self.reports.setdefault((id(reuse.node), reuse.key), reuse)
@@ -569,7 +580,8 @@ class _Analysis:
         in a function run per example or loop step when `seed` is the same on every run."""
         if not isinstance(value, cst.Call) or self.call_name(value) not in jax_api.SEEDED_KEY_SOURCES:
             return None
-        if not self.loops:
+        loop = self._repeating()
+        if loop is None:
             if self.batch_bound is None or not value.args:
                 return None
             if all(_invariant(arg.value, self.batch_bound) for arg in value.args):
@@ -577,8 +589,7 @@ class _Analysis:
                 self.batch_origins.add(id(value))
                 return id(value)
             return None
-        assigned = self.loops[-1].assigned
-        if value.args and all(_invariant(arg.value, assigned) for arg in value.args):
+        if value.args and all(_invariant(arg.value, loop.assigned) for arg in value.args):
             self.nodes[id(value)] = value
             return id(value)
         return None

@@ -102,3 +102,14 @@ def last_statement(suite: cst.BaseSuite) -> cst.CSTNode | None:
     if isinstance(last, cst.SimpleStatementLine):
         last = last.body[-1] if last.body else None
     return last
+
+
+def runs_once(node: cst.For) -> bool:
+    """Whether the `for` loop iterates over a display of exactly one plain element (`for x in [x0]:`):
+    its body runs once, so nothing in it repeats."""
+    iterable = node.iter
+    if isinstance(iterable, (cst.List, cst.Tuple, cst.Set)):
+        return len(iterable.elements) == 1 and isinstance(iterable.elements[0], cst.Element)
+    if isinstance(iterable, cst.Dict):
+        return len(iterable.elements) == 1 and isinstance(iterable.elements[0], cst.DictElement)
+    return False

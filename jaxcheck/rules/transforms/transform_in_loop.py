@@ -102,6 +102,8 @@ class TransformInLoop(Rule):
               "def run(xs):\n    for x in xs:\n        compiled(2)(x)\n"),
         # A module-level loop that creates nothing per iteration.
         Valid("import jax\ndef f(x):\n    return x\nfor x in range(3):\n    jax.jit(f)(x)\n"),
+        # A loop over a one-element list runs its body once.
+        Valid("import jax\nfor scale in [2.0]:\n    jax.jit(lambda v: v * scale)(1.0)\n"),
     )
     INVALID = (
         Invalid("import jax\ndef run(xs):\n    for x in xs:\n        f = jax.jit(lambda v: v * 2)\n        f(x)\n", 4, 13,
