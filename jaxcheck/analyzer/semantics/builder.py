@@ -625,8 +625,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         if scope.kind is ScopeKind.CLASS:
             return
         if name in scope.declared_global or name in scope.declared_nonlocal:
-            self.records.outer_writes.add(id(target))
             owner = self._owner(name)
+            self.records.outer_writes[id(target)] = None if owner is None else self._outer_name(owner, BindingKind.VARIABLE)
             if owner is not None:
                 self.records.history.changed(owner.key, name, self._change(target, ChangeKind.WRITTEN_FROM_FUNCTION))
             return

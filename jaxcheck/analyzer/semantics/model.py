@@ -98,20 +98,9 @@ class SemanticModel:
         nested in (a closure of a jitted function sees its tracers)."""
         if function_key in self._enclosing_traces:
             return self._enclosing_traces[function_key]
-        trace = self._find_enclosing_trace(function_key)
+        trace = self.trace_of(self._traced_around(function_key))
         self._enclosing_traces[function_key] = trace
         return trace
-
-    def _find_enclosing_trace(self, function_key: str | None) -> FunctionTrace | None:
-        while function_key is not None:
-            if function_key in self.records.host_functions:
-                return None  # a host callback runs on every call with concrete values
-            trace = self.solution.trace_of(function_key)
-            if trace is not None:
-                return trace
-            function = self.solution.functions.get(function_key)
-            function_key = function.parent if function is not None else None
-        return None
 
     def trace_notes(self, function_key: str | None, node: cst.CSTNode | None = None) -> tuple[TraceNote, ...]:
         """Why code in `function_key` runs under a trace, as notes: the trace root, then each call from
@@ -290,6 +279,27 @@ class SemanticModel:
     def is_outer_write(self, node: cst.Name) -> bool:
         """True for an assignment target written through a `global` or `nonlocal` declaration."""
         return id(node) in self.records.outer_writes
+
+    def writes_outside_trace(self, node: cst.Name, writer: str | None) -> bool:
+        """For a target that function `writer` assigns through `global`/`nonlocal`: whether the variable
+        outlives the trace that runs the assignment. It does unless `writer` is traced only as a closure of
+        an enclosing traced function (no transform or traced call of its own) and the variable belongs to
+        that traced function or to one nested in it: the same trace creates and writes it."""
+        owner = self.records.outer_writes.get(id(node))
+        if owner is None or owner.module_level or self.trace_of(writer) is not None:
+            return True
+        traced = self._traced_around(writer)
+        return traced is None or traced != self._traced_around(owner.scope)
+
+    def _traced_around(self, function_key: str | None) -> str | None:
+        """The key of the traced function `function_key` is or is nested in, the nearest; None when there
+        is none, or a host callback comes first (it runs on every call, with concrete values)."""
+        while function_key is not None and function_key not in self.records.host_functions:
+            if self.solution.trace_of(function_key) is not None:
+                return function_key
+            function = self.solution.functions.get(function_key)
+            function_key = function.parent if function is not None else None
+        return None
 
     def is_self(self, node: cst.Name) -> bool:
         """True for a read of a method's `self` parameter (Flax modules excepted: their `setup` assigns)."""

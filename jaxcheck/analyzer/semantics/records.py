@@ -57,7 +57,9 @@ class ModuleRecords:
     outer_names: dict[int, OuterName] = field(default_factory=dict)
     outer_variable_reads: list[tuple[cst.Name, str]] = field(default_factory=list)
     """Every read of an outer variable, with the key of the function reading it."""
-    outer_writes: set[int] = field(default_factory=set)
+    outer_writes: dict[int, OuterName | None] = field(default_factory=dict)
+    """Every assignment target written through `global`/`nonlocal`, with the variable's owner (None
+    when it resolves to no module or function scope)."""
     self_loads: set[int] = field(default_factory=set)
     transform_sites: dict[int, TransformSite] = field(default_factory=dict)
     called_transforms: set[int] = field(default_factory=set)

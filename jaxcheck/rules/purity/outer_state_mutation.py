@@ -16,7 +16,8 @@ class OuterStateMutation(Rule):
     Finds traced code that stores traced values into state living outside the traced function:
     `global`/`nonlocal` assignments, mutating calls on outer lists, dicts and sets (`.append`,
     `.update`, ...), item and attribute assignment and `setattr` on module-level or enclosing objects,
-    and on `self` in a traced method.
+    and on `self` in a traced method. Variables of the traced function itself are not outer state for
+    a closure that runs within its trace (one with no transform of its own, such as a callback it calls).
 
     ## Why is this bad?
     The writes happen once, while tracing, and store tracers: the abstract values of that trace. Code
@@ -116,6 +117,11 @@ class OuterStateMutation(Rule):
               "    schedule['lr'] = optax.cosine_decay_schedule(0.1, 100)\n    return g\n"),
         Valid("import jax\nimport optax\ndef make(inner):\n    @jax.jit\n    def f(g, s):\n"
               "        return inner.update(g, s)\n    return f\n"),
+        # A closure traced only as part of its jitted function writes that function's variables in the same trace.
+        Valid("import jax\n@jax.jit\ndef f(x, run):\n    best = None\n    def keep():\n        nonlocal best\n"
+              "        best = x * 2\n    run(keep)\n    return best\n"),
+        Valid("import jax\n@jax.jit\ndef f(x, run):\n    count = 0\n    def inc():\n        nonlocal count\n"
+              "        count += 1\n    run(inc)\n    return x * count\n"),
     )
     INVALID = (
         Invalid("import jax\nn_calls = 0\n@jax.jit\ndef f(x):\n    global n_calls\n    n_calls += 1\n    return x\n", 6, 5,
@@ -155,6 +161,10 @@ class OuterStateMutation(Rule):
                 "    log.gnorm = optax.global_norm(g)\n    return g\n", 8, 5, "log"),
         Invalid("import jax\nout = None\ndef run(net, w):\n    @jax.jit\n    def f(x):\n        global out\n"
                 "        out = net.apply(w, x)\n        return x\n    return f\n", 7, 9, "leaks"),
+        # A loop body traced by a transform of its own leaks its tracers into the enclosing trace.
+        Invalid("import jax\nfrom jax import lax\n@jax.jit\ndef f(x):\n    last = x\n    def body(i, c):\n"
+                "        nonlocal last\n        last = c\n        return c + 1\n    return lax.fori_loop(0, 3, body, x), last\n",
+                8, 9, "fori_loop"),
     )
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -185,7 +195,8 @@ class OuterStateMutation(Rule):
         if trace is None or not trace.cached or self.model.holds_tracer(value):
             return False
         if isinstance(target, cst.Name):
-            if not self.model.is_outer_write(target):
+            if not (self.model.is_outer_write(target)
+                    and self.model.writes_outside_trace(target, self.context.function)):
                 return False
             owner, name = "through `global`/`nonlocal`", target.value
         else:
@@ -206,7 +217,9 @@ class OuterStateMutation(Rule):
             for element in target.elements:
                 self._check_store(element.value, value, unpacked=True)
         elif isinstance(target, cst.Name):
-            if self.model.is_outer_write(target) and self.trace is not None and self._stores_tracer(value, unpacked):
+            if (self.model.is_outer_write(target) and self.trace is not None
+                    and self.model.writes_outside_trace(target, self.context.function)
+                    and self._stores_tracer(value, unpacked)):
                 self.report(target, f"traced code assigns a tracer to `{target.value}` through `global`/`nonlocal` "
                                     f"under {self.transform_name()}: it leaks out of the trace; return the value "
                                     "instead")
