@@ -414,3 +414,10 @@ TIMERS = frozenset(
 """Clock reads that time a piece of host code."""
 BLOCKING_CALLS = frozenset({"jax.block_until_ready", "jax.device_get"})
 """Calls that wait for their arguments' computations (besides any host conversion)."""
+EXPECTED_RAISES = frozenset(
+    {"pytest.raises", "numpy.testing.assert_raises", "numpy.testing.assert_raises_regex"}
+)
+"""Context managers that expect their block to raise (and swallow the exception): a test puts the
+statement that raises last."""
+EXPECTED_RAISE_METHODS = frozenset({"assertRaises", "assertRaisesRegex"})
+"""`unittest.TestCase` (and `absltest`) methods that, used as context managers, expect their block to raise."""

@@ -1,7 +1,8 @@
 """PRNG key linearity (JAX401): a flow-sensitive pass over the statements of one function.
 
-The pass abstract-interprets the function's control flow (branches join, loops run to a fixpoint,
-`return`/`raise`/`break`/`continue` end their path) with a state that maps each name known to hold a
+The pass abstract-interprets the function's control flow (branches join, loops run to a fixpoint
+or once over a one-element display, `return`/`raise`/`break`/`continue` end their path, and the last
+statement of a test's `with pytest.raises(...)` block raises) with a state that maps each name known to hold a
 key to the consumption sites of that key on some path reaching the current point. A consumption of a
 key that is already consumed on some path is a reuse. Names hold keys when they are bound from
 `jax.random.key`/`PRNGKey`/`split`/`fold_in`/`wrap_key_data`/`clone` (or an item of one), when they
@@ -256,6 +257,9 @@ class _Analysis:
                 state = self.expr(item.item, state)
                 if item.asname is not None:
                     self.bind(item.asname.name, None, state)
+            statements = node.body.body
+            if self.expects_raise(node) and statements and not isinstance(statements[-1], cst.BaseCompoundStatement):
+                return self.block(statements[:-1], state)  # the last raises: nothing it draws is ever seen
             return self.suite(node.body, state)
         if isinstance(node, cst.Match):
             state = self.expr(node.subject, state)
@@ -266,6 +270,19 @@ class _Analysis:
         if isinstance(node, (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal, cst.Pass)):
             return state
         return self.children(node, state)
+
+    def expects_raise(self, node: cst.With) -> bool:
+        """Whether the block is a test's `with pytest.raises(...)` (or `self.assertRaises(...)`): it ends by
+        raising at its last statement, and the exception is swallowed."""
+        for item in node.items:
+            call = item.item
+            if not isinstance(call, cst.Call):
+                continue
+            if self.call_name(call) in jax_api.EXPECTED_RAISES:
+                return True
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in jax_api.EXPECTED_RAISE_METHODS:
+                return True
+        return False
 
     def if_(self, node: cst.If, state: dict[str, _Key]) -> State:
         state = self.expr(node.test, state)

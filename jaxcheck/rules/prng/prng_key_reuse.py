@@ -146,6 +146,12 @@ class PrngKeyReuse(Rule):
         Valid("import jax\ndef check(rng_key, x):\n    if rng_key is None or isinstance(rng_key, int):\n        raise ValueError\n"
               "    return x\ndef run(rng_key, x):\n    x = check(rng_key, x)\n    return jax.random.normal(rng_key) + x\n"),
         Valid("import jax\ndef init(key, n):\n    return n\ndef f(key):\n    m = init(key, 3)\n    return jax.random.normal(key, (m,))\n"),
+        # The statement a test expects to raise never yields what it draws.
+        Valid("import jax\nimport pytest\ndef test_shape(key):\n    x = jax.random.normal(key, (3,))\n"
+              "    with pytest.raises(ValueError):\n        jax.random.normal(key, (-1,))\n"),
+        Valid("import unittest\nimport jax\nclass T(unittest.TestCase):\n    def test_shape(self):\n"
+              "        key = jax.random.key(0)\n        x = jax.random.normal(key, (3,))\n"
+              "        with self.assertRaises(ValueError): jax.random.normal(key, (-1,))\n"),
         # A loop over a one-element list runs once: a key made in it, or drawn from in it, is used once.
         Valid("import jax\ndef f(key, x0):\n    for x in [x0]:\n        k = jax.random.key(0)\n"
               "        y = jax.random.normal(key, x.shape) + jax.random.normal(k, x.shape)\n    return y\n"),
@@ -213,6 +219,10 @@ class PrngKeyReuse(Rule):
                 "    b = jax.random.normal(sub)\n    return a, b\n", 5, 9, "line 4"),
         Invalid("import jax\ndef f(seed):\n    key = jax.random.key(seed)\n    a = jax.random.normal(key)\n"
                 "    key2 = key\n    return a + jax.random.normal(key2)\n", 6, 16),
+        # Only the last statement of a `pytest.raises` block is expected to raise.
+        Invalid("import jax\nimport pytest\ndef test_check(key):\n    a = jax.random.normal(key, (3,))\n"
+                "    with pytest.raises(ValueError):\n        b = jax.random.normal(key, (3,))\n        check(a, b)\n",
+                6, 13, "line 4"),
         # A loop that runs once still draws twice from one key in its body.
         Invalid("import jax\ndef f(key, x0):\n    for x in [x0]:\n        a = jax.random.normal(key)\n"
                 "        b = jax.random.normal(key)\n    return a + b\n", 5, 13, "line 4"),
