@@ -44,10 +44,10 @@ from jaxcheck.analyzer.engine import CheckReport, Linter
 from jaxcheck.analyzer.parsing import run_with_deep_stack
 
 WALK_MAX_AGE = 10.0
+"""What `jaxcheck server` passes (jaxcheck.lsp.WALK_MAX_AGE; not imported: pygls is optional)."""
 COLD_ATTEMPTS = 2
 """The bare parse and the cold check are each measured this many times, interleaved, and the best of
 each is compared: a slow spell of a shared machine then spoils one attempt, not the ratio."""
-"""What `jaxcheck server` passes (jaxcheck.lsp.WALK_MAX_AGE; not imported: pygls is optional)."""
 REPOSITORY = Path(__file__).resolve().parent.parent
 
 
