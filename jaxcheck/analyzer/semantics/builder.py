@@ -23,7 +23,7 @@ from jaxcheck.analyzer.semantics.bindings import MUTATING_METHODS, CallableOrigi
 from jaxcheck.analyzer.semantics.program_order import CallEvent
 from jaxcheck.analyzer.semantics.prng import is_key_like_name
 from jaxcheck.analyzer.semantics import shapes
-from jaxcheck.analyzer.semantics.parameter_use import PROBE_ATTRIBUTES, PROBE_CALLS, ParameterUse
+from jaxcheck.analyzer.semantics.parameter_use import PROBE_ATTRIBUTES, PROBE_CALLS, TREE_MAPS, ParameterUse
 from jaxcheck.analyzer.semantics.records import ModuleRecords, OuterName, TransformSite
 from jaxcheck.analyzer.semantics.scopes import (
     VARIABLE,
@@ -923,6 +923,14 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             if resolved is not None and self._is_parameter(resolved[0], node.value):
                 self.parameter_use.probed(resolved[0].key, node.value)
 
+    def _only_probes(self, function: cst.BaseExpression) -> bool:
+        """Whether `function` is a lambda (already evaluated) whose every parameter is only probed."""
+        key = self.records.function_keys.get(id(function)) if isinstance(function, cst.Lambda) else None
+        summary = self.functions.get(key) if key is not None else None
+        if key is None or summary is None or not summary.parameters:
+            return False
+        return len(self.parameter_use.inert(key, summary.parameters)) == len(summary.parameters)
+
     def _attribute(self, node: cst.CSTNode) -> Value:
         assert isinstance(node, cst.Attribute)
         receiver = self._eval(node.value)
@@ -1182,6 +1190,10 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             if name in PROBE_CALLS and node.args:
                 self._note_probe(node.args[0].value)
         args = early_args if early_args is not None else [self._eval(arg.value) for arg in node.args]
+        if name in TREE_MAPS and node.args and self._only_probes(node.args[0].value):
+            for arg in node.args[1:]:
+                if arg.keyword is None and not arg.star:
+                    self._note_probe(arg.value)
         if name is None or not name.startswith(_PURE_PREFIXES):
             for arg in node.args:  # `to_numpy(params)` may replace what `params` holds
                 self._forget_structure(arg.value)

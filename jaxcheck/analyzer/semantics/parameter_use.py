@@ -1,7 +1,8 @@
 """Which parameters a function body only *probes*: reads their type, shape or identity and nothing else.
 
 A PRNG key passed to such a parameter is not consumed (`is_prng_key(key)` reads `key.dtype` and
-`key.shape`; a helper that ignores its `key` draws nothing). The builder reports every read of a
+`key.shape`; a helper that ignores its `key` draws nothing; mapping a probing lambda over it with
+`jax.tree.map` probes it too). The builder reports every read of a
 parameter and every read that is a probe while its one traversal runs; a parameter is *inert* when
 all of its reads are probes (or it is never read).
 """
@@ -19,6 +20,9 @@ PROBE_CALLS = frozenset(
     }
 )
 """Calls that only look at their first argument's type or shape."""
+TREE_MAPS = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"})
+"""Calls that apply their first argument to each leaf of the trees after it: when that function only
+probes its parameter (`lambda y: isinstance(y, jax.Array)`), the trees are only probed."""
 
 
 class ParameterUse:

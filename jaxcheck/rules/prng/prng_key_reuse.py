@@ -146,6 +146,10 @@ class PrngKeyReuse(Rule):
         Valid("import jax\ndef check(rng_key, x):\n    if rng_key is None or isinstance(rng_key, int):\n        raise ValueError\n"
               "    return x\ndef run(rng_key, x):\n    x = check(rng_key, x)\n    return jax.random.normal(rng_key) + x\n"),
         Valid("import jax\ndef init(key, n):\n    return n\ndef f(key):\n    m = init(key, 3)\n    return jax.random.normal(key, (m,))\n"),
+        # A helper that maps a type test over its argument only probes it: the key is not drawn from.
+        Valid("import jax\nimport numpy as np\ndef is_array(x):\n"
+              "    return jax.tree.all(jax.tree.map(lambda y: isinstance(y, np.ndarray), x))\n"
+              "def f(key):\n    if is_array(key):\n        key, sub = jax.random.split(key)\n    return key\n"),
         # The statement a test expects to raise never yields what it draws.
         Valid("import jax\nimport pytest\ndef test_shape(key):\n    x = jax.random.normal(key, (3,))\n"
               "    with pytest.raises(ValueError):\n        jax.random.normal(key, (-1,))\n"),
@@ -219,6 +223,9 @@ class PrngKeyReuse(Rule):
                 "    b = jax.random.normal(sub)\n    return a, b\n", 5, 9, "line 4"),
         Invalid("import jax\ndef f(seed):\n    key = jax.random.key(seed)\n    a = jax.random.normal(key)\n"
                 "    key2 = key\n    return a + jax.random.normal(key2)\n", 6, 16),
+        # A helper that maps a drawing function over its argument draws from it.
+        Invalid("import jax\ndef noisy(x):\n    return jax.tree.map(lambda y: jax.random.normal(y), x)\n"
+                "def f(key):\n    a = noisy(key)\n    return a, jax.random.normal(key)\n", 6, 15, "line 5"),
         # Only the last statement of a `pytest.raises` block is expected to raise.
         Invalid("import jax\nimport pytest\ndef test_check(key):\n    a = jax.random.normal(key, (3,))\n"
                 "    with pytest.raises(ValueError):\n        b = jax.random.normal(key, (3,))\n        check(a, b)\n",
