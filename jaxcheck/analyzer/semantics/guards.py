@@ -20,7 +20,7 @@ from jaxcheck.analyzer.semantics.records import ModuleRecords
 from jaxcheck.analyzer.semantics.scopes import Scope, ScopeKind, qualified_name
 from jaxcheck.analyzer.semantics.summary import FunctionSummary
 from jaxcheck.analyzer.semantics.syntax import last_statement
-from jaxcheck.analyzer.semantics.values import UNKNOWN, CallDep, Dep, Deps, OpaqueDep, ParamDep, Value
+from jaxcheck.analyzer.semantics.values import UNKNOWN, CallDep, Dep, Deps, OpaqueDep, ParamDep, StagedDep, Value
 from jaxcheck.analyzer.tree import descendants
 
 
@@ -203,13 +203,14 @@ def _guarded_deps(deps: Deps, function: str, guard: Guard) -> Deps:
     unless, absent = guard
     guarded: set[Dep] = set()
     for dep in deps:
-        if isinstance(dep, ParamDep) and dep.function == function:
+        if isinstance(dep, (ParamDep, StagedDep)) and dep.function == function:
             dep = replace(dep, unless=dep.unless | unless, absent=dep.absent | absent)
         elif isinstance(dep, CallDep) and dep.caller == function:
             arguments = dep.arguments
             positional = tuple(_guarded_deps(d, function, guard) for d in arguments.positional)
             keywords = tuple((k, _guarded_deps(d, function, guard)) for k, d in arguments.keywords)
-            dep = replace(dep, arguments=replace(arguments, positional=positional, keywords=keywords))
+            dep = replace(dep, arguments=replace(arguments, positional=positional, keywords=keywords),
+                          unless=dep.unless | unless, absent=dep.absent | absent)
         elif isinstance(dep, OpaqueDep):
             dep = OpaqueDep(_guarded_deps(dep.inputs, function, guard))
         guarded.add(dep)

@@ -78,18 +78,24 @@ class ChainLink:
 @dataclass(frozen=True, slots=True)
 class Context:
     """One way a function is traced (a root, or a call from traced code): the parameters that may
-    receive tracers, those that certainly do (an array passed where the call is visible), and those
-    that certainly receive a value other than None (which includes every certain tracer)."""
+    receive tracers, those that certainly do (an array passed where the call is visible), those
+    that certainly receive a value other than None (which includes every certain tracer), and whether
+    it stages every array operation (`omnistaged`)."""
 
     traced: frozenset[str]
     tracers: frozenset[str] = frozenset()
     present: frozenset[str] = frozenset()
+    omnistaged: bool = False
 
     def reaches(self, dep: ParamDep) -> bool:
         """Whether `dep` is a tracer in this context: its parameter is traced, and the guards of the
-        branch it lives in hold here (no certain tracer where it needs a concrete value, no certain
-        value where it needs None)."""
-        return dep.name in self.traced and not dep.unless & self.tracers and not dep.absent & self.present
+        branch it lives in hold here."""
+        return dep.name in self.traced and self.admits(dep)
+
+    def admits(self, dep: ParamDep | StagedDep) -> bool:
+        """Whether the guards of the branch `dep` lives in hold here: no certain tracer where it needs a
+        concrete value, no certain value where it needs None."""
+        return not dep.unless & self.tracers and not dep.absent & self.present
 
 
 @dataclass(frozen=True, slots=True)
@@ -436,9 +442,10 @@ class Solution:
         return any(context.reaches(dep) and dep.name in context.tracers
                    for context in self.contexts.get(dep.function, {}).values())
 
-    def _distinct_contexts(self, key: str) -> list[tuple[list[str], list[str], list[str]]]:
+    def _distinct_contexts(self, key: str) -> list[tuple[list[str], list[str], list[str], bool]]:
         distinct = set(self.contexts.get(key, {}).values())
-        return sorted((sorted(context.traced), sorted(context.tracers), sorted(context.present)) for context in distinct)
+        return sorted((sorted(context.traced), sorted(context.tracers), sorted(context.present), context.omnistaged)
+                      for context in distinct)
 
     def is_traced(self, deps: Deps) -> bool:
         """True when a value with these dependencies is an abstract tracer on some traced path."""
@@ -498,8 +505,10 @@ class Solution:
             return any(context.reaches(dep) for context in self.contexts.get(dep.function, {}).values())
         if isinstance(dep, StagedDep):
             if frame is not None and dep.function == frame.callee:
-                return frame.staged
-            return dep.function in self.omnistaged
+                return frame.staged and frame.context.admits(dep)
+            if not dep.unless and not dep.absent or dep.function not in self.omnistaged:
+                return dep.function in self.omnistaged
+            return any(context.omnistaged and context.admits(dep) for context in self.contexts.get(dep.function, {}).values())
         if isinstance(dep, OpaqueDep):
             return False  # what an opaque call returns is unknown: maybe a Python bool or a shape
         return self._call_traced(dep, frame)
@@ -516,7 +525,7 @@ class Solution:
         )
         tracers = traced & dep.arguments.arrays(callee)
         context = Context(traced, tracers, tracers | dep.arguments.present(callee))
-        staged = self._dep_traced(StagedDep(dep.caller), frame)
+        staged = self._dep_traced(StagedDep(dep.caller, dep.unless, dep.absent), frame)
         key = (dep.callee, context, staged, dep.index)
         known = self._returns.get(key)
         if known is not None:
@@ -686,7 +695,8 @@ def _apply(solution: Solution, key: str, spec: TraceSpec, never_passed: frozense
     if held:
         solution.holders.setdefault(key, set()).update(held)
     tracers = spec.tracer_params(function) & traced
-    solution.contexts.setdefault(key, {})[spec] = Context(traced, tracers, tracers | spec.present_params(function))
+    solution.contexts.setdefault(key, {})[spec] = Context(traced, tracers, tracers | spec.present_params(function),
+                                                          spec.staged and spec.transform not in BATCHING_TRANSFORMS)
     if traced:
         solution.traced_params.setdefault(key, set()).update(traced)
     _witness(solution, key, traced, witness)
@@ -721,7 +731,7 @@ def _propagate(solution: Solution, edge: CallEdge, callee_key: str, witness: Wit
     held = {name for name, deps in bound.items() if name not in traced and solution.holds_tracer(deps)}
     passed_on = {name for name, deps in bound.items() if _certain_tracer(solution, edge.caller, deps)}
     tracers = traced & (edge.arguments.arrays(callee) | passed_on)
-    context = Context(traced, tracers, tracers | edge.arguments.present(callee))
+    context = Context(traced, tracers, tracers | edge.arguments.present(callee), edge.caller in solution.omnistaged)
     before = (len(solution.transforms.get(callee_key, ())), callee_key in solution.staged,
               callee_key in solution.omnistaged, len(solution.traced_params.get(callee_key, ())),
               len(solution.holders.get(callee_key, ())), callee_key in solution.cached, previous)

@@ -7,7 +7,8 @@ knows which functions are traced and which of their parameters carry tracers:
   the parameters in `unless` are not tracers: code under `if p is None:` never runs with `p` traced);
 - :class:`StagedDep` — the value is produced by a JAX array operation inside `function`, which makes it
   a tracer exactly when `function` runs under a transform that stages every operation (jit, pmap, a
-  lax body: omnistaging; not vmap alone, which traces only what it maps);
+  lax body: omnistaging; not vmap alone, which traces only what it maps), in a way that reaches the
+  branch the operation sits in;
 - :class:`CallDep` — the value is returned by a call to another function of the same module, with the
   arguments' dependencies bound to that function's parameters;
 - :class:`OpaqueDep` — the value is returned by a call the model cannot see into (another library, a
@@ -40,7 +41,13 @@ class ParamDep:
 
 @dataclass(frozen=True, slots=True)
 class StagedDep:
+    """The result of a JAX array operation in `function`: a tracer wherever `function` runs staged.
+    With `unless`/`absent` (the operation sits in a guarded branch, as for :class:`ParamDep`), only in
+    the staged ways of calling it that pass no certain tracer to `unless` and no certain value to `absent`."""
+
     function: str
+    unless: frozenset[str] = frozenset()
+    absent: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,12 +176,15 @@ class CallArguments:
 @dataclass(frozen=True, slots=True)
 class CallDep:
     """The return value of `callee` called from `caller` with `arguments`; with `index`, the element
-    at that position of the tuple it returns (`a, b = f(x)`)."""
+    at that position of the tuple it returns (`a, b = f(x)`). `unless`/`absent` are the guards of the
+    branch the call sits in (see :class:`ParamDep`): the callee runs staged only where they hold."""
 
     caller: str
     callee: str
     arguments: CallArguments
     index: int | None = None
+    unless: frozenset[str] = frozenset()
+    absent: frozenset[str] = frozenset()
 
 
 Dep: TypeAlias = Union[ParamDep, StagedDep, CallDep, OpaqueDep]

@@ -94,6 +94,10 @@ class ValueDependentShape(Rule):
         Valid("import jax\nimport jax.numpy as jnp\ndef unique(x, size=None):\n    if size is None:\n"
               "        return jnp.unique(x)\n    return jnp.unique(x, size=size)\n@jax.jit\ndef f(x):\n"
               "    return unique(x, size=x.size) + unique(x, 3)\n"),
+        # ...which holds for arrays computed before the branch too: the branch never runs staged.
+        Valid("import jax\nimport jax.numpy as jnp\ndef unique(x, size=None):\n    mask = jnp.sort(x) > 0\n"
+              "    if size is None:\n        return jnp.nonzero(mask)\n    return jnp.nonzero(mask, size=size)\n"
+              "@jax.jit\ndef f(x):\n    return unique(x, size=x.size)\n"),
         # A tracer is never None: an array passed from traced code never reaches `if w is None:`.
         Valid("import jax\nimport jax.numpy as jnp\ndef helper(x, w=None):\n    if w is None:\n"
               "        return jnp.nonzero(x)\n    return x * w\n@jax.jit\ndef f(x):\n    return helper(x, jnp.ones(3))\n"),
@@ -133,6 +137,9 @@ class ValueDependentShape(Rule):
         Invalid("import jax\nimport jax.numpy as jnp\ndef helper(x, w=None):\n    if w is None:\n"
                 "        return jnp.nonzero(x)\n    return x * w\n@jax.jit\ndef f(x):\n"
                 "    return helper(x, jnp.ones(3)) + helper(x)\n", 5, 16),
+        Invalid("import jax\nimport jax.numpy as jnp\ndef unique(x, size=None):\n    mask = jnp.arange(8) > 3\n"
+                "    if size is None:\n        return jnp.nonzero(mask)\n    return jnp.nonzero(mask, size=size)\n"
+                "@jax.jit\ndef f(x):\n    return unique(x)\n", 6, 16),
         Invalid("import jax.numpy as jnp\nfrom jax import lax\ndef going(r, d=None, shape=()):\n"
                 "    d = d if d is not None else jnp.ones(shape)\n    return r * d\n"
                 "def step(i, r):\n    return lax.switch(i, [going, going], r, None, (3,))\n", 4, 42),
