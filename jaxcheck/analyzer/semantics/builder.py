@@ -1502,6 +1502,16 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             return CallableOrigin("method", created.loops)
         return created if created.kind != "value" else None
 
+    def _created_per_call(self, body: cst.BaseExpression) -> bool:
+        """Whether a lax call's `body` is a new callable each time the call runs: a lambda or
+        `partial(...)` written in it, or a function (or lambda, or partial) the current function
+        creates in the same loop iteration as the call. Module-level callables and bound methods are
+        left cached (other calls may reuse them)."""
+        if not self._in_function:
+            return False
+        origin = self._callable_origin(body)
+        return origin is not None and origin.kind != "method" and origin.loops == tuple(self._loops)
+
     def _lax_call(self, node: cst.Call, name: str, args: list[Value]) -> None:
         self._root_site = (node, False)
         slots = jax_api.LAX_BODIES[name]
@@ -1519,7 +1529,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                 continue
             bodies = [e.value for e in body.elements] if slot.sequence and isinstance(body, (cst.List, cst.Tuple)) else [body]
             for each in bodies:
-                self._register_target(each, spec)
+                self._register_target(each, spec if not self._created_per_call(each) else
+                                      replace(spec, caches=False, caches_with=self._function_key))
                 target = qualified_name(self.scope, each)
                 if target is not None:
                     self._call_event(node, target)

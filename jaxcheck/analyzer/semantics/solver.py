@@ -643,6 +643,8 @@ def solve(summaries: Iterable[ModuleSummary], project_modules: Iterable[str] = (
             root_keys.add(key)
             never_passed = functions[key].defaults - passed.get(key, set())
             _apply(solution, key, witness.root.spec, never_passed, witness)
+    fresh_bodies = {(key, spec.caches_with) for key, specs in ((k, solution.contexts.get(k, {})) for k in root_keys)
+                    for spec in specs if isinstance(spec, TraceSpec) and spec.caches_with is not None}
     changed = True
     for _ in range(MAX_ROUNDS):
         if not changed:
@@ -655,6 +657,10 @@ def solve(summaries: Iterable[ModuleSummary], project_modules: Iterable[str] = (
                 if passed_in is not None and passed_in not in solution.transforms and caller not in root_keys:
                     continue  # the callable reached `caller` through a call that runs outside every trace
                 changed |= _propagate(solution, edge, callee, witnesses[id(edge)])
+        for key, maker in fresh_bodies:  # a body made per call is reused as long as its maker's program
+            if maker in solution.cached and key not in solution.cached:
+                solution.cached.add(key)
+                changed = True
     solution.converged = not changed
     solution.forget_evaluations()
     seeds = (resolve(target) for summary in summaries for target in summary.repeated_calls)

@@ -85,6 +85,9 @@ class TraceSpec:
     `reads_params` is False when the transform's static/axes configuration could not be read
     statically: the function is then traced, but no parameter is claimed to be a tracer.
     `caches` marks transforms whose traced program is reused on later calls (jit, pmap, lax bodies).
+    A lax body created afresh each time the lax call runs (a lambda or `partial(...)` written in the
+    call, a function defined beside it) is traced again each time (JAX caches the body by identity):
+    its program is reused only as long as that of the function making the call, `caches_with`.
     `array_positions`/`array_keywords` name the arguments known to be JAX arrays where the call is
     visible (`jax.jit(f)(x)`, `lax.switch` operands): those parameters are certainly tracers;
     `present_positions`/`present_keywords` those known never to be None; `jax_positions`/`jax_keywords`
@@ -105,6 +108,7 @@ class TraceSpec:
     positional_limit: int | None = None
     passed_keywords: frozenset[str] = frozenset()
     caches: bool = False
+    caches_with: str | None = None
     array_positions: frozenset[int] = frozenset()
     array_keywords: frozenset[str] = frozenset()
     present_positions: frozenset[int] = frozenset()

@@ -53,7 +53,9 @@ class StaleGlobalRead(Rule):
     filled at import time), nor a store after the last call, nor a store to another attribute
     (`FLAGS.a = 1` does not change `FLAGS.b`), nor a store that only adds an entry (`table[k] = v` under
     `if k not in table:` or after `if k in table: raise`: a memo or a registry never changes an entry
-    a trace has read).
+    a trace has read). A lax body made anew each time the lax call runs (a lambda or `partial(...)`
+    written in the call, a function defined beside it) is traced again each time: it goes stale only
+    when the function making the call is itself cached (jitted).
 
     ## Fix safety
     No fix is offered: turning a global into a parameter changes every call site.
@@ -124,6 +126,11 @@ class StaleGlobalRead(Rule):
               "    return energy(s)\n"),
         Valid("import jax\ndef run(x1, x2, make):\n    kernel = make(1)\n    k = jax.jit(lambda a: kernel(a))\n"
               "    k(x1)\n    k(x2)\n    kernel = make(2)\n    k = jax.jit(lambda a: kernel(a))\n    k(x1)\n"),
+        # A lax body made per call is traced again each time the eager function runs.
+        Valid("import jax\nfrom jax import lax\nREG = {}\ndef register(name, fn):\n    REG[name] = fn\ndef run(x):\n"
+              "    def body(c):\n        return REG['f'](c)\n    return lax.while_loop(lambda c: c < 3, body, x)\n"),
+        Valid("import jax\nfrom jax import lax\nscale = 1.0\ndef train(xs):\n    global scale\n    for x in xs:\n"
+              "        lax.scan(lambda c, x: (c + x * scale, None), 0.0, x)\n        scale = scale * 0.5\n"),
         # Attribute paths: a store to another attribute does not change what is read.
         Valid("import jax\nclass Flags:\n    a = 0\n    b = 1\nFLAGS = Flags()\n@jax.jit\ndef f(x):\n"
               "    return x * FLAGS.b\ndef setup():\n    FLAGS.a = 1\n"),
@@ -160,6 +167,13 @@ class StaleGlobalRead(Rule):
                 "    return REG['relu'](x)\n", 7, 12, "mutated at line 4"),
         Invalid("import jax\ndef train(xs):\n    scale = 1.0\n    @jax.jit\n    def f(x):\n        return x * scale\n"
                 "    for x in xs:\n        f(x)\n        scale = scale * 0.9\n", 6, 20),
+        # ...but a jitted function keeps what its per-call body read, and a body made once is cached.
+        Invalid("import jax\nfrom jax import lax\nREG = {}\ndef register(name, fn):\n    REG[name] = fn\n@jax.jit\n"
+                "def run(x):\n    def body(c):\n        return REG['f'](c)\n"
+                "    return lax.while_loop(lambda c: c < 3, body, x)\n", 9, 16, "mutated at line 5"),
+        Invalid("import jax\nfrom jax import lax\nscale = 1.0\ndef train(xs):\n    global scale\n    def body(c, x):\n"
+                "        return c + x * scale, None\n    for x in xs:\n        lax.scan(body, 0.0, x)\n"
+                "        scale = scale * 0.5\n", 7, 24, "line 10"),
         Invalid("import jax\nclass Cfg:\n    pass\ncfg = Cfg()\n@jax.jit\ndef f(x):\n"
                 "    return x * cfg.alpha\ndef configure(a):\n    cfg.alpha = a\n", 7, 16),
     )
