@@ -106,6 +106,35 @@ def test_a_nested_function_explains_the_trace_of_its_enclosing_function():
     assert _chain(model, "m.step.<locals>.inner") == [(None, 4, 1, "`step` is traced by `@jax.jit`")]
 
 
+def test_a_lax_body_made_per_call_explains_the_trace_that_caches_it():
+    tree, builder, summary = _summary("""
+        import jax
+        from jax import lax
+
+        @jax.jit
+        def run(x):
+            def body(c):
+                return c * 2
+            return lax.while_loop(lambda c: c < 3, body, x)
+
+        def eager(x):
+            def body(c):
+                return c * 2
+            return lax.while_loop(lambda c: c < 3, body, x)
+    """)
+    solution = solve([summary])
+    model = SemanticModel(tree, builder.records, summary, solution)
+    assert _chain(model, "m.run.<locals>.body") == [
+        (None, 5, 1, "`run` is traced by `@jax.jit`"),
+        (None, 9, 11, "`body` is traced by `jax.lax.while_loop(...)`"),
+    ]
+    cached = model.trace_of("m.run.<locals>.body")
+    fresh = model.trace_of("m.eager.<locals>.body")
+    assert cached is not None and cached.cached
+    assert fresh is not None and not fresh.cached  # traced again on every call of `eager`
+    assert _chain(model, "m.eager.<locals>.body") == [(None, 14, 11, "`body` is traced by `jax.lax.while_loop(...)`")]
+
+
 def test_a_cross_module_chain_names_the_other_file():
     train_tree, train_builder, train = _summary("""
         import jax

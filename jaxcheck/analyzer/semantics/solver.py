@@ -208,7 +208,9 @@ class Solution:
     def trace_chain(self, key: str, param: str | None = None) -> list[ChainLink]:
         """Why function `key` is traced: the chain from a root to `key`, root first, following each
         function's witness (for `param`, the witness that made that parameter a tracer, then the caller's
-        parameter the tracer came from). Empty when `key` is not traced; cycle-safe."""
+        parameter the tracer came from); a lax body made per call and cached by the trace of the
+        function making it continues with that function's chain. Empty when `key` is not traced;
+        cycle-safe."""
         links: list[ChainLink] = []
         seen: set[str] = set()
         current: str | None = key
@@ -221,7 +223,11 @@ class Solution:
             edge = witness.edge
             if witness.root is not None or edge is None:
                 links.append(ChainLink(current, witness))
-                break
+                maker = witness.root.spec.caches_with if witness.root is not None else None
+                if maker is None or current not in self.cached or maker not in self.cached:
+                    break
+                current, param = maker, None  # a body made per call is cached by its maker's trace
+                continue
             context = self.contexts.get(current, {}).get(edge)
             links.append(ChainLink(current, witness, context.traced if context is not None else frozenset()))
             param = self._caller_param(edge, current, param)
