@@ -122,6 +122,26 @@ def test_a_crashed_worker_loses_no_other_file(project: Path, pooled: list[int]):
     assert report.exit_code == 2
 
 
+def _refuse_to_load() -> Linter:
+    raise RuntimeError("this process cannot load the linter")
+
+
+class _Unloadable(Linter):
+    """A linter a worker process cannot unpickle: it dies while starting, as every spawned worker does
+    when the script that runs jaxcheck has no `if __name__ == "__main__":` guard."""
+
+    def __reduce__(self):  # noqa: ANN204
+        return _refuse_to_load, ()
+
+
+def test_workers_that_cannot_start_leave_the_run_to_this_process(project: Path, pooled: list[int]):
+    single = Linter(Configuration()).check_paths([project / "pkg"], jobs=1)
+    double = _Unloadable(Configuration()).check_paths([project / "pkg"], jobs=2)
+    assert double.diagnostics == single.diagnostics and double.errors == single.errors
+    assert pooled == [1, 1, 1]  # the two workers, then one probe: not one worker per file
+    assert parallel.NO_WORKERS_NOTE in double.notes and parallel.NO_WORKERS_NOTE not in single.notes
+
+
 class _Logging(Linter):
     """Appends `analyze <file>` and `lint <file>` to the file `log` (works in worker processes too)."""
 

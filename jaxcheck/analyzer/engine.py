@@ -475,6 +475,7 @@ class Linter:
                 for path, outcome in self._outcomes(checker, stale, solution, cache, stale_keys, None).items():
                     outcome.summary = outcome.summary or outcomes[path].summary
                     outcomes[path] = outcome
+            report.notes.extend(checker.notes)
         for outcome in outcomes.values():
             report.diagnostics.extend(outcome.diagnostics)
             report.errors.extend(outcome.errors)

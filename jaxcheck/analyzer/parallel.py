@@ -50,6 +50,8 @@ IN_FLIGHT = 2
 """Files queued per worker while any worker can take them (the next is ready when one finishes)."""
 
 CRASH_MESSAGE = "the worker process checking this file crashed; file skipped"
+NO_WORKERS_NOTE = ("worker processes could not start (a script running jaxcheck needs an "
+                   "`if __name__ == \"__main__\":` guard), so files were checked in this process")
 
 _SOLVES = count()
 
@@ -144,6 +146,12 @@ class Checker:
         self._owners: dict[str, ProcessPoolExecutor] = {}
         self._packed: tuple[Solution, _PackedSolution] | None = None
         self._received: dict[ProcessPoolExecutor, int] = {}
+        self._answered = False
+        """Some worker returned a result: workers can start here."""
+        self._cannot_start: bool | None = None
+        """Whether workers die while starting, once a probe has told (see :meth:`_workers_start`)."""
+        self.notes: list[str] = []
+        """What the run should tell the user about how files were checked."""
 
     def __enter__(self) -> Checker:
         return self
@@ -161,7 +169,7 @@ class Checker:
         called once per finished file (in the calling thread)."""
         if not self._workers and self._solo is None:
             workers = min(self.jobs, len(tasks) // MIN_FILES_PER_WORKER)
-            if workers < 2 or all(map(self._local.keeps, tasks)):  # second checks where the first ran
+            if workers < 2 or self._cannot_start or all(map(self._local.keeps, tasks)):  # second checks where the first ran
                 local = []
                 for task in tasks:
                     local.append(self._local.check(task, solution))
@@ -171,7 +179,10 @@ class Checker:
         packed = self._pack(solution)
         results: list[FileOutcome | None] = [None] * len(tasks)
         for index in self._run_pooled(tasks, packed, results, done):
-            results[index] = self._run_alone(tasks[index], packed)
+            if self._workers_start():
+                results[index] = self._run_alone(tasks[index], packed)
+            else:
+                results[index] = self._local.check(tasks[index], solution)
             done()
         return [_filled(result) for result in results]
 
@@ -222,6 +233,24 @@ class Checker:
                 done()
         return [*lost, *shared, *(index for own in owned.values() for index in own)]
 
+    def _workers_start(self) -> bool:
+        """Whether worker processes can run anything here. A worker that died before any result may
+        have crashed on its file, or may never have started (a script without a `__main__` guard makes
+        every spawned worker fail while importing it): an empty task sent to a new worker tells them
+        apart, once. When they cannot start, the run goes on in this process and says so."""
+        if self._answered or self._cannot_start is False:
+            return True
+        if self._cannot_start is None:
+            solo = self._solo = self._solo or self._start(keeps=False)
+            try:
+                solo.submit(_ping).result()
+                self._cannot_start = False
+            except BrokenProcessPool:
+                self._retire(solo)
+                self._cannot_start = True
+                self.notes.append(NO_WORKERS_NOTE)
+        return not self._cannot_start
+
     def _run_alone(self, task: FileTask, packed: _PackedSolution | None) -> FileOutcome:
         """Check one file in a worker of its own; a crash there is that file's error (a worker found
         dead before the file was sent is replaced once)."""
@@ -251,7 +280,9 @@ class Checker:
 
     def _result(self, future: Future[FileOutcome], task: FileTask) -> FileOutcome:
         try:
-            return future.result()
+            result = future.result()
+            self._answered = True
+            return result
         except BrokenProcessPool:
             raise
         except Exception as exc:  # e.g. an outcome that could not be pickled back
@@ -309,6 +340,10 @@ def _initialize(linter: FileLinter, cache: ResultCache | None, budget: int) -> N
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     gc.disable()  # for the worker's life (see the module docstring)
     _worker = FileWorker(linter, cache, isolated=True, budget=budget)
+
+
+def _ping() -> None:
+    """Nothing: a worker that runs it has started."""
 
 
 def _receive(packed: _PackedSolution) -> None:
