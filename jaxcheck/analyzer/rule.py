@@ -127,6 +127,18 @@ def static_hint(model: SemanticModel, node: cst.BaseExpression, function: str | 
 
 def transform_name(trace: FunctionTrace | None) -> str:
     """The transform to name in a message about `trace`: jit-like ones first."""
-    if trace is None or not trace.transforms:
+    return _preferred(trace.transforms if trace is not None else frozenset())
+
+
+def keeper_name(trace: FunctionTrace | None) -> str:
+    """The transform to name as keeping what `trace`'s body read (see `FunctionTrace.keepers`): a lax body
+    made per call in a jitted function is kept by `jax.jit`, not by the lax primitive."""
+    if trace is None or not trace.keepers:
+        return transform_name(trace)
+    return _preferred(trace.keepers)
+
+
+def _preferred(transforms: frozenset[str]) -> str:
+    if not transforms:
         return "jax.jit"
-    return min(trace.transforms, key=lambda name: ("jit" not in name and "pmap" not in name, name))
+    return min(transforms, key=lambda name: ("jit" not in name and "pmap" not in name, name))

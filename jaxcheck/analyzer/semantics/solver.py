@@ -45,7 +45,14 @@ class FunctionTrace:
     staged: bool
     traced_params: frozenset[str]
     direct: bool = False
-    cached: bool = False
+    keepers: frozenset[str] = frozenset()
+    """The caching transforms whose reused program holds this function's trace (its own, a caller's, or
+    for a lax body made per call, those of the function making it): they keep what the body read."""
+
+    @property
+    def cached(self) -> bool:
+        """Whether the traced program is reused on later calls, freezing what the Python body reads and does."""
+        return bool(self.keepers)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +160,9 @@ class Solution:
     """Per function, the parameters some visible call passes a JAX array (module-level calls too):
     item assignment to them raises there, traced or not."""
     roots: set[str] = field(default_factory=set)
-    cached: set[str] = field(default_factory=set)
+    keepers: dict[str, set[str]] = field(default_factory=dict)
+    """Per function whose traced program is reused, the caching transforms that keep it (see
+    :attr:`FunctionTrace.keepers`)."""
     resolve: _Resolver | None = None
     callees: dict[str, set[str]] = field(default_factory=dict)
     """Project functions each function calls directly (resolved keys)."""
@@ -203,7 +212,8 @@ class Solution:
         if not transforms:
             return None
         traced = frozenset(self.traced_params.get(key, ()))
-        return FunctionTrace(frozenset(transforms), key in self.staged, traced, key in self.roots, key in self.cached)
+        return FunctionTrace(frozenset(transforms), key in self.staged, traced, key in self.roots,
+                             frozenset(self.keepers.get(key, ())))
 
     def trace_chain(self, key: str, param: str | None = None) -> list[ChainLink]:
         """Why function `key` is traced: the chain from a root to `key`, root first, following each
@@ -224,7 +234,7 @@ class Solution:
             if witness.root is not None or edge is None:
                 links.append(ChainLink(current, witness))
                 maker = witness.root.spec.caches_with if witness.root is not None else None
-                if maker is None or current not in self.cached or maker not in self.cached:
+                if maker is None or current not in self.keepers or maker not in self.keepers:
                     break
                 current, param = maker, None  # a body made per call is cached by its maker's trace
                 continue
@@ -359,7 +369,8 @@ class Solution:
         trace = self.trace_of(key)
         if trace is not None:
             facts = (sorted(trace.transforms), trace.staged, key in self.omnistaged, sorted(trace.traced_params),
-                     sorted(self.holders.get(key, ())), trace.direct, trace.cached, sorted(self.applied_transforms(key)))
+                     sorted(self.holders.get(key, ())), trace.direct, sorted(trace.keepers),
+                     sorted(self.applied_transforms(key)))
             parts.append(repr((key, *facts, self._distinct_contexts(key))))
         if key in self.repeated:
             parts.append(repr((key, "repeated")))
@@ -664,8 +675,9 @@ def solve(summaries: Iterable[ModuleSummary], project_modules: Iterable[str] = (
                     continue  # the callable reached `caller` through a call that runs outside every trace
                 changed |= _propagate(solution, edge, callee, witnesses[id(edge)])
         for key, maker in fresh_bodies:  # a body made per call is reused as long as its maker's program
-            if maker in solution.cached and key not in solution.cached:
-                solution.cached.add(key)
+            kept = solution.keepers.get(maker, set())
+            if not kept <= solution.keepers.get(key, set()):
+                solution.keepers.setdefault(key, set()).update(kept)
                 changed = True
     solution.converged = not changed
     solution.forget_evaluations()
@@ -695,7 +707,7 @@ def _apply(solution: Solution, key: str, spec: TraceSpec, never_passed: frozense
     solution.transforms.setdefault(key, set()).add(spec.transform)
     solution.roots.add(key)
     if spec.caches:
-        solution.cached.add(key)
+        solution.keepers.setdefault(key, set()).add(spec.transform)
     if spec.staged:
         solution.staged.add(key)
         if spec.transform not in BATCHING_TRANSFORMS:
@@ -746,15 +758,15 @@ def _propagate(solution: Solution, edge: CallEdge, callee_key: str, witness: Wit
     context = Context(traced, tracers, tracers | edge.arguments.present(callee), edge.caller in solution.omnistaged)
     before = (len(solution.transforms.get(callee_key, ())), callee_key in solution.staged,
               callee_key in solution.omnistaged, len(solution.traced_params.get(callee_key, ())),
-              len(solution.holders.get(callee_key, ())), callee_key in solution.cached, previous)
+              len(solution.holders.get(callee_key, ())), len(solution.keepers.get(callee_key, ())), previous)
     contexts[edge] = context
     solution.transforms.setdefault(callee_key, set()).update(caller_transforms)
     if edge.caller in solution.staged:
         solution.staged.add(callee_key)
     if edge.caller in solution.omnistaged:
         solution.omnistaged.add(callee_key)
-    if edge.caller in solution.cached:
-        solution.cached.add(callee_key)
+    if edge.caller in solution.keepers:
+        solution.keepers.setdefault(callee_key, set()).update(solution.keepers[edge.caller])
     if traced:
         solution.traced_params.setdefault(callee_key, set()).update(traced)
     if held:
@@ -762,7 +774,7 @@ def _propagate(solution: Solution, edge: CallEdge, callee_key: str, witness: Wit
     _witness(solution, callee_key, traced, witness, edge)
     after = (len(solution.transforms[callee_key]), callee_key in solution.staged,
              callee_key in solution.omnistaged, len(solution.traced_params.get(callee_key, ())),
-             len(solution.holders.get(callee_key, ())), callee_key in solution.cached, context)
+             len(solution.holders.get(callee_key, ())), len(solution.keepers.get(callee_key, ())), context)
     return before != after
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from jaxcheck.analyzer.rule import Invalid, Rule, Valid, transform_name
+from jaxcheck.analyzer.rule import Invalid, Rule, Valid, keeper_name
 from jaxcheck.analyzer.semantics.jax_api import CACHING_TRANSFORMS
 
 
@@ -170,10 +170,14 @@ class StaleGlobalRead(Rule):
         # ...but a jitted function keeps what its per-call body read, and a body made once is cached.
         Invalid("import jax\nfrom jax import lax\nREG = {}\ndef register(name, fn):\n    REG[name] = fn\n@jax.jit\n"
                 "def run(x):\n    def body(c):\n        return REG['f'](c)\n"
-                "    return lax.while_loop(lambda c: c < 3, body, x)\n", 9, 16, "mutated at line 5"),
+                "    return lax.while_loop(lambda c: c < 3, body, x)\n", 9, 16, "mutated at line 5: jax.jit keeps"),
+        Invalid("import jax\nfrom jax import lax\nREG = {}\ndef register(name, fn):\n    REG[name] = fn\n@jax.jit\n"
+                "def run(x):\n    def body(c):\n        return helper(c)\n"
+                "    return lax.while_loop(lambda c: c < 3, body, x)\ndef helper(c):\n    return REG['f'](c)\n",
+                12, 12, "mutated at line 5: jax.jit keeps"),
         Invalid("import jax\nfrom jax import lax\nscale = 1.0\ndef train(xs):\n    global scale\n    def body(c, x):\n"
                 "        return c + x * scale, None\n    for x in xs:\n        lax.scan(body, 0.0, x)\n"
-                "        scale = scale * 0.5\n", 7, 24, "line 10"),
+                "        scale = scale * 0.5\n", 7, 24, "line 10: jax.lax.scan keeps"),
         Invalid("import jax\nclass Cfg:\n    pass\ncfg = Cfg()\n@jax.jit\ndef f(x):\n"
                 "    return x * cfg.alpha\ndef configure(a):\n    cfg.alpha = a\n", 7, 16),
     )
@@ -192,7 +196,7 @@ class StaleGlobalRead(Rule):
             return
         line = self.model.position(change).start.line
         self.report(node, f"attribute `{node.attr.value}` of `{node.value.value}` is read in traced code but changed "
-                          f"at line {line}: {transform_name(trace)} keeps the value from the first trace (a static "
+                          f"at line {line}: {keeper_name(trace)} keeps the value from the first trace (a static "
                           "object is hashed by identity, so the change does not retrace); pass it as an argument",
                     related=((f"`{node.value.value}.{node.attr.value}` is changed here", change),))
 
@@ -219,5 +223,5 @@ class StaleGlobalRead(Rule):
             related.append((f"this call may trace the reader of `{node.value}` before the change", after))
         related.append((f"`{node.value}` is {change.kind.value} here", change.node))
         self.report(node, f"{where} variable `{node.value}` is read in traced code but {change.kind.value} at line "
-                          f"{line}: {transform_name(trace)} keeps the value from the first trace; pass it as an "
+                          f"{line}: {keeper_name(trace)} keeps the value from the first trace; pass it as an "
                           "argument", related=tuple(related), function=function)
