@@ -42,12 +42,12 @@ from jaxcheck.analyzer.semantics.summary import (
     TraceSpec,
 )
 from jaxcheck.analyzer.semantics.syntax import (
-    argument, at_receiver, chain_root, dotted, last_statement, literal_strings, runs_once,
+    argument, at_receiver, chain_root, dotted, is_false_literal, last_statement, literal_strings, runs_once,
 )
 from jaxcheck.analyzer.semantics.objects import ObjectReader
 from jaxcheck.analyzer.semantics.references import ReferenceReader
 import jaxcheck.analyzer.semantics.structure as structure
-from jaxcheck.analyzer.semantics.guards import GuardReader, KeyTest, Narrowed, Narrowing, absent_keys
+from jaxcheck.analyzer.semantics.guards import Guard, GuardReader, KeyTest, Narrowed, Narrowing, absent_keys
 from jaxcheck.analyzer.semantics.trace_roots import TraceRootReader
 from jaxcheck.analyzer.semantics.values import (
     ARRAY_VALUED,
@@ -99,6 +99,11 @@ _OBJECT_FACTORIES = {
 """Calls whose result is an object with impure methods, tracked through assignments."""
 _PATH_METHODS = frozenset({"joinpath", "with_name", "with_suffix", "with_stem", "resolve", "absolute", "expanduser"})
 _PURE_PREFIXES = ("jax.", "builtins.", "numpy.", "math.", "logging.")
+_BRANCH = " branch"
+"""A function environment's entry for the code being read: what a new array operation there depends on,
+`StagedDep(function)` guarded like every value of the environment when a test narrows the branch (two of
+them after branches join). Kept in the environment, so it is saved, guarded and joined with it; never
+the name of a variable (it is no identifier)."""
 """Callables that never replace what a container passed to them holds."""
 _EXTERNAL_PREFIXES = ("builtins.", "jax.", "numpy.", "math.", "functools.", "typing.")
 
@@ -420,11 +425,11 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         concrete_if_true, concrete_if_false = concrete_if_true | eager_if_true, concrete_if_false | eager_if_false
         absent_if_true, absent_if_false = absent_keys(node.test)
         before = dict(self._env)
-        self._assume_concrete(concrete_if_true)
+        self._assume_narrowed(concrete_if_true)
         with self._branch(node, 0), self._keys_absent(absent_if_true):
             self._suite(node.body)
         after_body = self._swap_env(before)
-        self._assume_concrete(concrete_if_false)
+        self._assume_narrowed(concrete_if_false)
         with self._branch(node, 1), self._keys_absent(absent_if_false):
             if isinstance(node.orelse, cst.If):
                 self._if(node.orelse)
@@ -809,11 +814,11 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         self._note_param_classes(key, params)
         enclosing = self.scope.function_scope()
         parent = enclosing.key if enclosing.kind is ScopeKind.FUNCTION else None
-        defaults = frozenset(
-            p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params) if p.default
-        )
+        with_defaults = [p for p in (*params.posonly_params, *params.params, *params.kwonly_params) if p.default]
         self.functions[key] = FunctionSummary(
-            key, positional, keyword_only, star, star_kw, array_params, non_array_params, parent, defaults=defaults
+            key, positional, keyword_only, star, star_kw, array_params, non_array_params, parent,
+            defaults=frozenset(p.name.value for p in with_defaults),
+            falsy_defaults=frozenset(p.name.value for p in with_defaults if p.default and is_false_literal(p.default)),
         )
         self.records.function_keys[id(node)] = key
         self.records.definition_order[key] = self._next_order()
@@ -832,6 +837,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         names = [*function.positional, *function.keyword_only]
         names += [n for n in (function.var_positional, function.var_keyword) if n is not None]
         classes = self._param_classes.get(key, {})
+        scope.env[_BRANCH] = Value(frozenset({StagedDep(key)}))
         for name in names:
             scope.bind(name, VARIABLE, Value(frozenset({ParamDep(key, name)}), instance=classes.get(name)))
         containers = {n for n in (function.var_positional, function.var_keyword) if n is not None}
@@ -1028,7 +1034,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         to be tracers."""
         scope, function = self.scope, self.scope.function_scope()
         saved, saved_function = dict(scope.env), dict(function.env)
-        self._assume_concrete(concrete)
+        self._assume_narrowed(concrete)
         self._conditional += 1
         try:
             return self._eval(node)
@@ -1197,8 +1203,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         if name is None or not name.startswith(_PURE_PREFIXES):
             for arg in node.args:  # `to_numpy(params)` may replace what `params` holds
                 self._forget_structure(arg.value)
-        function_key = self._function_key
-        staged = Value(frozenset({StagedDep(function_key)}))
+        staged = self._staged_here()
         transform = self.transforms.get(name) if name is not None else None
         if transform is not None:
             self._transform_call(node, transform)
@@ -1369,7 +1374,19 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         call_args = node.args if call_args is None else call_args
         self._note_tracer_rejection(call_args, key, bound)
         arguments = self._record_edge(node, key, args, bound, call_args)
-        return Value(frozenset({CallDep(self._function_key, key, arguments)}), returned=Returned(key))
+        unless, absent, truthy = self._branch_guard()
+        call = CallDep(self._function_key, key, arguments, unless=unless, absent=absent, truthy=truthy)
+        return Value(frozenset({call}), returned=Returned(key))
+
+    def _staged_here(self) -> Value:
+        """What the result of an array operation at this point depends on (see `_BRANCH`)."""
+        return self._env.get(_BRANCH) or Value(frozenset({StagedDep(self._function_key)}))
+
+    def _branch_guard(self) -> Guard:
+        """The guards every path to this point holds (see `_BRANCH`)."""
+        guards = [d for d in self._staged_here().deps if isinstance(d, StagedDep)]
+        return Guard(*(frozenset.intersection(*(getattr(d, kind) for d in guards)) if guards else frozenset()
+                       for kind in Guard._fields))
 
     def _record_edge(self, node: cst.Call, callee: str, args: list[Value], bound: int,
                      call_args: Sequence[cst.Arg] | None = None) -> CallArguments:
@@ -1604,6 +1621,8 @@ class _ArgumentFacts(NamedTuple):
     array_keywords: frozenset[str]
     present_positions: frozenset[int]
     present_keywords: frozenset[str]
+    falsy_positions: frozenset[int]
+    falsy_keywords: frozenset[str]
     jax_positions: frozenset[int]
     jax_keywords: frozenset[str]
 
@@ -1616,9 +1635,11 @@ _NEVER_NONE = (
 
 def _argument_facts(args: Sequence[cst.Arg], values: Sequence[Value]) -> _ArgumentFacts:
     """Which arguments are arrays (tracers whenever traced), which are JAX arrays (traced or not) and
-    which are never None: literals, containers, `x.shape`-like attributes (nothing after a `*args`)."""
+    which are never None: literals, containers, `x.shape`-like attributes; which are false literals
+    (nothing after a `*args`)."""
     arrays: tuple[set[int], set[str]] = (set(), set())
     present: tuple[set[int], set[str]] = (set(), set())
+    falsy: tuple[set[int], set[str]] = (set(), set())
     jax_arrays: tuple[set[int], set[str]] = (set(), set())
     position = 0
     for arg, value in zip(args, values):
@@ -1635,8 +1656,10 @@ def _argument_facts(args: Sequence[cst.Arg], values: Sequence[Value]) -> _Argume
             isinstance(arg.value, cst.Attribute) and arg.value.attr.value in PROBE_ATTRIBUTES
         ):
             _add(present, slot)
+        if is_false_literal(arg.value):
+            _add(falsy, slot)
     return _ArgumentFacts(frozenset(arrays[0]), frozenset(arrays[1]), frozenset(present[0]), frozenset(present[1]),
-                          frozenset(jax_arrays[0]), frozenset(jax_arrays[1]))
+                          frozenset(falsy[0]), frozenset(falsy[1]), frozenset(jax_arrays[0]), frozenset(jax_arrays[1]))
 
 
 def _add(slots: tuple[set[int], set[str]], slot: int | str) -> None:

@@ -2,9 +2,11 @@
 
 A mixin of :class:`jaxcheck.analyzer.semantics.builder.ModelBuilder`. `isinstance(x, int)`, `x is None`
 (a tracer is never None) and `isinstance(x, jax.core.Tracer)` followed by `raise` prove `x` concrete in a
-branch; so does a call to a helper that raises at once on a tracer. When `x` still holds a parameter,
-every value of the branch is *guarded* (:attr:`ParamDep.unless`, or :attr:`ParamDep.absent` for `is None`):
-the solve then leaves out the calls that certainly pass a tracer (or a value) there: they never reach it.
+branch; so does a call to a helper that raises at once on a tracer; `if flag:` (and `flag and ...`) proves
+`flag` true. When `x` still holds a parameter, every value of the branch is *guarded*
+(:attr:`ParamDep.unless`, :attr:`ParamDep.absent` for `is None`, :attr:`ParamDep.truthy` for `if flag:`):
+the solve then leaves out the calls that certainly pass a tracer (a value, a false value) there: they
+never reach it.
 """
 
 from __future__ import annotations
@@ -25,10 +27,21 @@ from jaxcheck.analyzer.tree import descendants
 
 
 class Narrowed(NamedTuple):
-    """A name a test proves concrete in one branch; `none` when it proves it None (`x is None`)."""
+    """A name a test proves concrete in one branch; `none` when it proves it None (`x is None`); `truthy`
+    when it only proves it true (`if flag:`), which guards the branch without making the name concrete
+    (a tracer's truth value fails where it is staged, and grad's tracers stay tracers)."""
 
     name: str
     none: bool = False
+    truthy: bool = False
+
+
+class Guard(NamedTuple):
+    """The parameters a branch needs concrete, None, and true (see :class:`ParamDep`)."""
+
+    unless: frozenset[str]
+    absent: frozenset[str]
+    truthy: frozenset[str]
 
 
 Narrowing = tuple[set[Narrowed], set[Narrowed]]
@@ -59,6 +72,8 @@ class GuardReader:
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             when_true, when_false = self._isinstance_narrowing(test.expression)
             return when_false, when_true
+        if isinstance(test, cst.Name):
+            return {Narrowed(test.value, truthy=True)}, set()
         if isinstance(test, cst.BooleanOperation):
             left_true, left_false = self._isinstance_narrowing(test.left)
             right_true, right_false = self._isinstance_narrowing(test.right)
@@ -89,24 +104,27 @@ class GuardReader:
             return subject, set()
         return set(), set()
 
-    def _assume_concrete(self, narrowed: set[Narrowed]) -> None:
+    def _assume_narrowed(self, narrowed: set[Narrowed]) -> None:
         """Mark the `narrowed` names as concrete in the current branch (shadowing any enclosing
-        comprehension value).
+        comprehension value), except those only proven true.
 
         A name that still holds a parameter of the current function guards the branch: every value of
         the function's environment now exists only in calls where that parameter is not a tracer
-        (:attr:`ParamDep.unless`) or, for `x is None`, is None (:attr:`ParamDep.absent`); a call that
-        certainly passes a tracer (or a value) there never reaches it."""
+        (:attr:`ParamDep.unless`), for `x is None` is None (:attr:`ParamDep.absent`), for `if flag:` is
+        true (:attr:`ParamDep.truthy`); a call that certainly passes a tracer (a value, a false value)
+        there never reaches it."""
         function = self.scope.function_scope()
         unless: set[str] = set()
         absent: set[str] = set()
-        for name, none in narrowed:
+        truthy: set[str] = set()
+        for name, none, true in narrowed:
             if function.kind is ScopeKind.FUNCTION and self._holds_parameter(name, function.key):
-                (absent if none else unless).add(name)
-        for name, _ in narrowed:
-            self.scope.env[name] = UNKNOWN
-        if unless or absent:
-            guard = frozenset(unless), frozenset(absent)
+                (absent if none else truthy if true else unless).add(name)
+        for name, _, true in narrowed:
+            if not true:
+                self.scope.env[name] = UNKNOWN
+        if unless or absent or truthy:
+            guard = Guard(frozenset(unless), frozenset(absent), frozenset(truthy))
             for env in {id(scope.env): scope.env for scope in (self.scope, function)}.values():
                 for name, value in env.items():
                     env[name] = _guarded(value, function.key, guard)
@@ -182,11 +200,7 @@ class GuardReader:
         """Apply what the statement just evaluated proved concrete (see :meth:`_note_tracer_rejection`)."""
         if self._concrete_after_statement:
             names, self._concrete_after_statement = self._concrete_after_statement, set()
-            self._assume_concrete(names)
-
-
-Guard = tuple[frozenset[str], frozenset[str]]
-"""The parameters a branch needs concrete, and those it needs None (see :class:`ParamDep`)."""
+            self._assume_narrowed(names)
 
 
 def _guarded(value: Value, function: str, guard: Guard) -> Value:
@@ -200,17 +214,17 @@ def _guarded(value: Value, function: str, guard: Guard) -> Value:
 
 def _guarded_deps(deps: Deps, function: str, guard: Guard) -> Deps:
     """`deps` with the guard added to `function`'s parameters, also where they are passed to a call."""
-    unless, absent = guard
+    unless, absent, truthy = guard
     guarded: set[Dep] = set()
     for dep in deps:
         if isinstance(dep, (ParamDep, StagedDep)) and dep.function == function:
-            dep = replace(dep, unless=dep.unless | unless, absent=dep.absent | absent)
+            dep = replace(dep, unless=dep.unless | unless, absent=dep.absent | absent, truthy=dep.truthy | truthy)
         elif isinstance(dep, CallDep) and dep.caller == function:
             arguments = dep.arguments
             positional = tuple(_guarded_deps(d, function, guard) for d in arguments.positional)
             keywords = tuple((k, _guarded_deps(d, function, guard)) for k, d in arguments.keywords)
             dep = replace(dep, arguments=replace(arguments, positional=positional, keywords=keywords),
-                          unless=dep.unless | unless, absent=dep.absent | absent)
+                          unless=dep.unless | unless, absent=dep.absent | absent, truthy=dep.truthy | truthy)
         elif isinstance(dep, OpaqueDep):
             dep = OpaqueDep(_guarded_deps(dep.inputs, function, guard))
         guarded.add(dep)

@@ -86,13 +86,14 @@ class ChainLink:
 class Context:
     """One way a function is traced (a root, or a call from traced code): the parameters that may
     receive tracers, those that certainly do (an array passed where the call is visible), those
-    that certainly receive a value other than None (which includes every certain tracer), and whether
-    it stages every array operation (`omnistaged`)."""
+    that certainly receive a value other than None (which includes every certain tracer), whether
+    it stages every array operation (`omnistaged`), and the parameters certainly false (`falsy`)."""
 
     traced: frozenset[str]
     tracers: frozenset[str] = frozenset()
     present: frozenset[str] = frozenset()
     omnistaged: bool = False
+    falsy: frozenset[str] = frozenset()
 
     def reaches(self, dep: ParamDep) -> bool:
         """Whether `dep` is a tracer in this context: its parameter is traced, and the guards of the
@@ -101,8 +102,9 @@ class Context:
 
     def admits(self, dep: ParamDep | StagedDep) -> bool:
         """Whether the guards of the branch `dep` lives in hold here: no certain tracer where it needs a
-        concrete value, no certain value where it needs None."""
-        return not dep.unless & self.tracers and not dep.absent & self.present
+        concrete value, no certain value where it needs None, no certain false value where it needs a
+        true one."""
+        return not dep.unless & self.tracers and not dep.absent & self.present and not dep.truthy & self.falsy
 
 
 @dataclass(frozen=True, slots=True)
@@ -459,10 +461,10 @@ class Solution:
         return any(context.reaches(dep) and dep.name in context.tracers
                    for context in self.contexts.get(dep.function, {}).values())
 
-    def _distinct_contexts(self, key: str) -> list[tuple[list[str], list[str], list[str], bool]]:
+    def _distinct_contexts(self, key: str) -> list[tuple[list[str], list[str], list[str], bool, list[str]]]:
         distinct = set(self.contexts.get(key, {}).values())
-        return sorted((sorted(context.traced), sorted(context.tracers), sorted(context.present), context.omnistaged)
-                      for context in distinct)
+        return sorted((sorted(context.traced), sorted(context.tracers), sorted(context.present), context.omnistaged,
+                       sorted(context.falsy)) for context in distinct)
 
     def is_traced(self, deps: Deps) -> bool:
         """True when a value with these dependencies is an abstract tracer on some traced path."""
@@ -490,7 +492,7 @@ class Solution:
         if isinstance(dep, OpaqueDep):
             return self.holds_tracer(dep.inputs)
         if isinstance(dep, ParamDep):
-            return dep.name in self.holders.get(dep.function, ()) and not dep.unless and not dep.absent
+            return dep.name in self.holders.get(dep.function, ()) and not dep.guarded
         if isinstance(dep, CallDep):
             callee = self.functions.get(dep.callee)
             if callee is None:
@@ -517,13 +519,13 @@ class Solution:
         if isinstance(dep, ParamDep):
             if frame is not None and dep.function == frame.callee:
                 return frame.context.reaches(dep)
-            if not dep.unless and not dep.absent:
+            if not dep.guarded:
                 return dep.name in self.traced_params.get(dep.function, ())
             return any(context.reaches(dep) for context in self.contexts.get(dep.function, {}).values())
         if isinstance(dep, StagedDep):
             if frame is not None and dep.function == frame.callee:
                 return frame.staged and frame.context.admits(dep)
-            if not dep.unless and not dep.absent or dep.function not in self.omnistaged:
+            if not dep.guarded or dep.function not in self.omnistaged:
                 return dep.function in self.omnistaged
             return any(context.omnistaged and context.admits(dep) for context in self.contexts.get(dep.function, {}).values())
         if isinstance(dep, OpaqueDep):
@@ -541,8 +543,8 @@ class Solution:
             name for name, deps in dep.arguments.bind(callee).items() if self._deps_traced(deps, frame)
         )
         tracers = traced & dep.arguments.arrays(callee)
-        context = Context(traced, tracers, tracers | dep.arguments.present(callee))
-        staged = self._dep_traced(StagedDep(dep.caller, dep.unless, dep.absent), frame)
+        context = Context(traced, tracers, tracers | dep.arguments.present(callee), falsy=dep.arguments.falsy(callee))
+        staged = self._dep_traced(StagedDep(dep.caller, dep.unless, dep.absent, dep.truthy), frame)
         key = (dep.callee, context, staged, dep.index)
         known = self._returns.get(key)
         if known is not None:
@@ -719,8 +721,9 @@ def _apply(solution: Solution, key: str, spec: TraceSpec, never_passed: frozense
     if held:
         solution.holders.setdefault(key, set()).update(held)
     tracers = spec.tracer_params(function) & traced
+    falsy = spec.falsy_params(function) | (frozenset(never_passed) & function.falsy_defaults)
     solution.contexts.setdefault(key, {})[spec] = Context(traced, tracers, tracers | spec.present_params(function),
-                                                          spec.staged and spec.transform not in BATCHING_TRANSFORMS)
+                                                          spec.staged and spec.transform not in BATCHING_TRANSFORMS, falsy)
     if traced:
         solution.traced_params.setdefault(key, set()).update(traced)
     _witness(solution, key, traced, witness)
@@ -755,7 +758,8 @@ def _propagate(solution: Solution, edge: CallEdge, callee_key: str, witness: Wit
     held = {name for name, deps in bound.items() if name not in traced and solution.holds_tracer(deps)}
     passed_on = {name for name, deps in bound.items() if _certain_tracer(solution, edge.caller, deps)}
     tracers = traced & (edge.arguments.arrays(callee) | passed_on)
-    context = Context(traced, tracers, tracers | edge.arguments.present(callee), edge.caller in solution.omnistaged)
+    context = Context(traced, tracers, tracers | edge.arguments.present(callee), edge.caller in solution.omnistaged,
+                      edge.arguments.falsy(callee))
     before = (len(solution.transforms.get(callee_key, ())), callee_key in solution.staged,
               callee_key in solution.omnistaged, len(solution.traced_params.get(callee_key, ())),
               len(solution.holders.get(callee_key, ())), len(solution.keepers.get(callee_key, ())), previous)
@@ -784,7 +788,7 @@ def _certain_tracer(solution: Solution, caller: str, deps: Deps) -> bool:
     if len(deps) != 1:
         return False
     (dep,) = deps
-    if not isinstance(dep, ParamDep) or dep.function != caller or dep.unless or dep.absent:
+    if not isinstance(dep, ParamDep) or dep.function != caller or dep.guarded:
         return False
     contexts = solution.contexts.get(caller, {}).values()
     return bool(contexts) and all(dep.name in context.tracers for context in contexts)

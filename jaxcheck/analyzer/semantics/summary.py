@@ -32,7 +32,8 @@ class FunctionSummary:
     `return_elements` holds per-position dependencies when every `return` returns a tuple of one length.
     `inert_params` are the parameters the body only probes (see :mod:`.parameter_use`); `memoized`
     functions (`functools.cache`, `lru_cache`, a project's `*cache` decorator) run once per argument;
-    `defaults` are the parameters with a Python default.
+    `defaults` are the parameters with a Python default, `falsy_defaults` those whose default is false
+    (`False`, `None`, `0`, an empty literal).
     """
 
     key: str
@@ -48,6 +49,7 @@ class FunctionSummary:
     inert_params: frozenset[str] = frozenset()
     memoized: bool = False
     defaults: frozenset[str] = frozenset()
+    falsy_defaults: frozenset[str] = frozenset()
     draws: frozenset[str] = frozenset()
     """Parameters the body passes as the key to a `jax.random` call that consumes it (`split`, `normal`)."""
     transformed_params: tuple[tuple[str, TraceSpec], ...] = ()
@@ -90,8 +92,9 @@ class TraceSpec:
     its program is reused only as long as that of the function making the call, `caches_with`.
     `array_positions`/`array_keywords` name the arguments known to be JAX arrays where the call is
     visible (`jax.jit(f)(x)`, `lax.switch` operands): those parameters are certainly tracers;
-    `present_positions`/`present_keywords` those known never to be None; `jax_positions`/`jax_keywords`
-    those known to be JAX arrays.
+    `present_positions`/`present_keywords` those known never to be None, `falsy_positions`/`falsy_keywords`
+    those known to be false (with the keywords `functools.partial` binds to a false literal);
+    `jax_positions`/`jax_keywords` those known to be JAX arrays.
     `differentiated_positions` are the parameters a differentiating transform (`grad`, staged False)
     passes concrete tracers to; with `differentiates_primals`, every positional parameter (`jvp`).
     """
@@ -113,6 +116,8 @@ class TraceSpec:
     array_keywords: frozenset[str] = frozenset()
     present_positions: frozenset[int] = frozenset()
     present_keywords: frozenset[str] = frozenset()
+    falsy_positions: frozenset[int] = frozenset()
+    falsy_keywords: frozenset[str] = frozenset()
     jax_positions: frozenset[int] = frozenset()
     jax_keywords: frozenset[str] = frozenset()
     differentiated_positions: frozenset[int] = frozenset()
@@ -142,6 +147,10 @@ class TraceSpec:
         """The parameters of `function` that certainly receive a value other than None."""
         return self._named(function, self.present_positions | self.array_positions, self.present_keywords | self.array_keywords)
 
+    def falsy_params(self, function: FunctionSummary) -> frozenset[str]:
+        """The parameters of `function` that certainly receive a false value (not counting defaults)."""
+        return self._named(function, self.falsy_positions, self.falsy_keywords)
+
     def _named(self, function: FunctionSummary, positions: frozenset[int], keywords: frozenset[str]) -> frozenset[str]:
         free = function.positional[self.bound_positional :]
         return frozenset({free[p] for p in positions if p < len(free)} | keywords)
@@ -167,10 +176,12 @@ class TraceSpec:
         traced = frozenset(n for n in names if n not in excluded)
         return traced & (function.array_params | passed_arrays) if self.array_params_only else traced
 
-    def binding(self, positional: int, names: frozenset[str] = frozenset()) -> TraceSpec:
+    def binding(self, positional: int, names: frozenset[str] = frozenset(),
+                falsy: frozenset[str] = frozenset()) -> TraceSpec:
         """This spec for the function with `positional` more leading parameters and `names` bound
-        (`self` of a method, the arguments given to `functools.partial`)."""
-        return replace(self, bound_positional=self.bound_positional + positional, bound_names=self.bound_names | names)
+        (`self` of a method, the arguments given to `functools.partial`), `falsy` of them to a false literal."""
+        return replace(self, bound_positional=self.bound_positional + positional, bound_names=self.bound_names | names,
+                       falsy_keywords=self.falsy_keywords | falsy)
 
     def without_first_argument(self) -> TraceSpec:
         """This spec for a callable that drops its first argument before calling the function (Flax's
@@ -182,7 +193,8 @@ class TraceSpec:
         return replace(
             self, static_positions=shift(self.static_positions), unbatched_positions=shift(self.unbatched_positions),
             positional_limit=limit, array_positions=shift(self.array_positions),
-            present_positions=shift(self.present_positions), jax_positions=shift(self.jax_positions),
+            present_positions=shift(self.present_positions), falsy_positions=shift(self.falsy_positions),
+            jax_positions=shift(self.jax_positions),
             differentiated_positions=shift(self.differentiated_positions),
         )
 

@@ -25,6 +25,20 @@ def at_receiver(func: cst.BaseExpression) -> cst.BaseExpression | None:
     return None
 
 
+def is_false_literal(node: cst.BaseExpression) -> bool:
+    """Whether `node` is a literal whose truth value is False: `False`, `None`, `0`, `0.0`, `""`, `()`,
+    `[]`, `{}`."""
+    if isinstance(node, cst.Name):
+        return node.value in ("False", "None")
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return node.evaluated_value == 0
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value in ("", b"")
+    if isinstance(node, (cst.Tuple, cst.List, cst.Dict)):
+        return not node.elements
+    return False
+
+
 def argument(node: cst.Call, position: int, keywords: tuple[str, ...]) -> cst.BaseExpression | None:
     """The argument passed at `position` or under one of `keywords`, if given plainly."""
     index = 0

@@ -14,7 +14,7 @@ import jaxcheck.analyzer.semantics.jax_api as jax_api
 from jaxcheck.analyzer.semantics.records import ModuleRecords
 from jaxcheck.analyzer.semantics.scopes import BindingKind, Scope, qualified_name
 from jaxcheck.analyzer.semantics.summary import FunctionSummary, TraceRoot, TraceSpec
-from jaxcheck.analyzer.semantics.syntax import literal_ints, literal_strings, unbatched_positions
+from jaxcheck.analyzer.semantics.syntax import is_false_literal, literal_ints, literal_strings, unbatched_positions
 
 
 class TraceRootReader:
@@ -153,7 +153,8 @@ class TraceRootReader:
                 return
             positional = sum(1 for a in rest if a.keyword is None)
             names = frozenset(a.keyword.value for a in rest if a.keyword is not None)
-            self._register_target(first, spec.binding(positional, names))
+            falsy = frozenset(a.keyword.value for a in rest if a.keyword is not None and is_false_literal(a.value))
+            self._register_target(first, spec.binding(positional, names, falsy))
             return
         inner = self.transforms.get(name) if name is not None else None
         if inner is not None:

@@ -4,7 +4,8 @@ A value is a set of *dependencies*, each of which may make it a tracer once the 
 knows which functions are traced and which of their parameters carry tracers:
 
 - :class:`ParamDep` — the value flows from parameter `name` of function `function` (on the paths where
-  the parameters in `unless` are not tracers: code under `if p is None:` never runs with `p` traced);
+  its guards hold: code under `if p is None:` never runs with `p` traced, nor code under `if flag:` in
+  a call that passes `flag=False`);
 - :class:`StagedDep` — the value is produced by a JAX array operation inside `function`, which makes it
   a tracer exactly when `function` runs under a transform that stages every operation (jit, pmap, a
   lax body: omnistaging; not vmap alone, which traces only what it maps), in a way that reaches the
@@ -30,24 +31,38 @@ from typing import Protocol, TypeAlias, Union
 class ParamDep:
     """The value flows from parameter `name` of `function`. With `unless`, it exists only where those
     parameters of `function` are concrete (after `if isinstance(p, Tracer): raise`); with `absent`, only
-    where they are None (under `if p is None:`). It is traced only in a call that traces `name`, passes
-    no certain tracer to `unless` and no certain non-None value to `absent`."""
+    where they are None (under `if p is None:`); with `truthy`, only where they are true (under `if p:`,
+    right of `p and`). It is traced only in a call that traces `name`, passes no certain tracer to
+    `unless`, no certain non-None value to `absent` and no certain false value (`False`, `None`, `0`, an
+    empty literal, or a false default left in place) to `truthy`."""
 
     function: str
     name: str
     unless: frozenset[str] = frozenset()
     absent: frozenset[str] = frozenset()
+    truthy: frozenset[str] = frozenset()
+
+    @property
+    def guarded(self) -> bool:
+        """Whether the value exists only in some calls (it lives in a guarded branch)."""
+        return bool(self.unless or self.absent or self.truthy)
 
 
 @dataclass(frozen=True, slots=True)
 class StagedDep:
     """The result of a JAX array operation in `function`: a tracer wherever `function` runs staged.
-    With `unless`/`absent` (the operation sits in a guarded branch, as for :class:`ParamDep`), only in
-    the staged ways of calling it that pass no certain tracer to `unless` and no certain value to `absent`."""
+    With `unless`/`absent`/`truthy` (the operation sits in a guarded branch, as for :class:`ParamDep`),
+    only in the staged ways of calling it where those guards hold."""
 
     function: str
     unless: frozenset[str] = frozenset()
     absent: frozenset[str] = frozenset()
+    truthy: frozenset[str] = frozenset()
+
+    @property
+    def guarded(self) -> bool:
+        """Whether the operation runs only in some calls (it sits in a guarded branch)."""
+        return bool(self.unless or self.absent or self.truthy)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +88,8 @@ class Signature(Protocol):
     def var_keyword(self) -> str | None: ...
     @property
     def parameters(self) -> tuple[str, ...]: ...
+    @property
+    def falsy_defaults(self) -> frozenset[str]: ...
 
 
 _UNKNOWN, _PRESENT, _ARRAY, _JAX_ARRAY = 0, 1, 2, 3
@@ -96,6 +113,9 @@ class CallArguments:
     present_positions: frozenset[int] = frozenset()
     present_keywords: frozenset[str] = frozenset()
     """The arguments known never to be None (literals, containers, arrays, `x.shape`)."""
+    falsy_positions: frozenset[int] = frozenset()
+    falsy_keywords: frozenset[str] = frozenset()
+    """The arguments known to be false (`False`, `None`, `0`, `""`, an empty literal container)."""
     jax_positions: frozenset[int] = frozenset()
     jax_keywords: frozenset[str] = frozenset()
     """The arguments known to be JAX arrays, traced or not (`jnp.zeros(3)`, `jax.random.normal(k)`)."""
@@ -124,6 +144,13 @@ class CallArguments:
     def present(self, function: Signature) -> frozenset[str]:
         """The parameters of `function` that receive a value known never to be None from this call."""
         return frozenset(name for name, kind, _ in self._slots(function) if kind != _UNKNOWN)
+
+    def falsy(self, function: Signature) -> frozenset[str]:
+        """The parameters of `function` certainly false in this call: given a false literal, or left at a
+        false default (nothing after `*args`/`**kwargs` is certain)."""
+        params = function.positional[self.bound_positional :]
+        given = {params[p] for p in self.falsy_positions if p < len(params)} | set(self.falsy_keywords)
+        return frozenset(given | (function.falsy_defaults - self.passed(function)))
 
     def callable_for(self, parameter: str, function: Signature) -> tuple[str, int] | None:
         """The function (key or qualified name) this call passes to `function`'s `parameter`, if any, and
@@ -176,7 +203,7 @@ class CallArguments:
 @dataclass(frozen=True, slots=True)
 class CallDep:
     """The return value of `callee` called from `caller` with `arguments`; with `index`, the element
-    at that position of the tuple it returns (`a, b = f(x)`). `unless`/`absent` are the guards of the
+    at that position of the tuple it returns (`a, b = f(x)`). `unless`/`absent`/`truthy` are the guards of the
     branch the call sits in (see :class:`ParamDep`): the callee runs staged only where they hold."""
 
     caller: str
@@ -185,6 +212,7 @@ class CallDep:
     index: int | None = None
     unless: frozenset[str] = frozenset()
     absent: frozenset[str] = frozenset()
+    truthy: frozenset[str] = frozenset()
 
 
 Dep: TypeAlias = Union[ParamDep, StagedDep, CallDep, OpaqueDep]
@@ -264,7 +292,7 @@ class Value:
         shape only when both have the same one)."""
         if other is self:
             return self
-        deps = self.deps | other.deps
+        deps = _joined_deps(self.deps, other.deps)
         flags = self.flags & other.flags
         instance = self.instance if self.instance == other.instance else None
         returned = self.returned if self.returned == other.returned else None
@@ -322,3 +350,17 @@ def combine(values: list[Value] | tuple[Value, ...], flags: int = 0) -> Value:
     if not deps and not flags:
         return UNKNOWN
     return Value(deps, flags)
+
+
+def _joined_deps(first: Deps, second: Deps) -> Deps:
+    """The dependencies of a value that may be either: their union, less the guarded ones whose unguarded
+    form is there too (after `if flag: ...` without `else`, a parameter is itself again)."""
+    union = first | second
+    if not first or not second:
+        return union
+    guarded = {dep for dep in union if isinstance(dep, (ParamDep, StagedDep)) and dep.guarded}
+    if not guarded:
+        return union
+    unguarded: frozenset[str] = frozenset()
+    return frozenset(dep for dep in union
+                     if dep not in guarded or replace(dep, unless=unguarded, absent=unguarded, truthy=unguarded) not in union)

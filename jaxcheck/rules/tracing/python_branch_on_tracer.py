@@ -92,6 +92,11 @@ class PythonBranchOnTracer(Rule):
         Valid("import jax\ndef loss(x):\n    if x > 0:\n        return x ** 2\n    return -x\ng = jax.grad(loss)\n"),
         Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return jnp.where(x > 0, x, 0.0)\n"),
         Valid("import jax\n@jax.jit\ndef f(x, mask=None):\n    if mask is None:\n        return x\n    return x * mask\n"),
+        # `check and ...` stops at a false flag: bound by `partial`, or a false default no call overrides.
+        Valid("import jax\nfrom functools import partial\ndef g(x, check):\n    if check and x.sum() > 0:\n"
+              "        return x\n    return -x\ng_fast = jax.jit(partial(g, check=False))\n"),
+        Valid("import jax\n@jax.jit\ndef f(x, debug=False):\n    if debug:\n        x = x + 1\n"
+              "    if debug and x.sum() > 0:\n        return x\n    return -x\ny = f(1.0)\n"),
         Valid("import jax\n@jax.jit\ndef f(x):\n    if isinstance(x, tuple):\n        x = x[0]\n    return x\n"),
         Valid("import jax\n@jax.jit\ndef f(xs):\n    if len(xs) > 1:\n        return xs[0]\n    return xs\n"),
         Valid("import numba\n@numba.jit\ndef f(x):\n    if x > 0:\n        return x\n    return -x\n"),
@@ -162,6 +167,9 @@ class PythonBranchOnTracer(Rule):
         Invalid("import jax\nimport jax.numpy as jnp\n@jax.vmap\ndef f(x):\n    assert jnp.all(x > 0)\n    return x\n",
                 5, 12),
         Invalid("import jax\n@jax.jit\ndef f(x, y):\n    if x > 0 and y > 0:\n        return x\n    return y\n", 4, 8),
+        # ...but a true flag reaches the traced test.
+        Invalid("import jax\nfrom functools import partial\ndef g(x, check):\n    if check and x.sum() > 0:\n"
+                "        return x\n    return -x\ng_fast = jax.jit(partial(g, check=True))\n", 4, 18),
         Invalid("import jax\n@jax.jit\ndef f(x):\n    return max(x, 0.0)\n", 4, 12, "jnp.maximum"),
         Invalid("import jax\nfrom jax import lax\ndef body(i, acc):\n    if acc > 100:\n        return acc\n"
                 "    return acc + i\nout = lax.fori_loop(0, 10, body, 0)\n", 4, 8),

@@ -98,6 +98,9 @@ class ValueDependentShape(Rule):
         Valid("import jax\nimport jax.numpy as jnp\ndef unique(x, size=None):\n    mask = jnp.sort(x) > 0\n"
               "    if size is None:\n        return jnp.nonzero(mask)\n    return jnp.nonzero(mask, size=size)\n"
               "@jax.jit\ndef f(x):\n    return unique(x, size=x.size)\n"),
+        # A branch under `if verbose:` never runs in a call that passes `verbose=False`.
+        Valid("import jax\nimport jax.numpy as jnp\ndef nonzero(x, verbose=True):\n    if verbose:\n"
+              "        print(jnp.nonzero(x))\n    return x\n@jax.jit\ndef f(x):\n    return nonzero(x, verbose=False)\n"),
         # A tracer is never None: an array passed from traced code never reaches `if w is None:`.
         Valid("import jax\nimport jax.numpy as jnp\ndef helper(x, w=None):\n    if w is None:\n"
               "        return jnp.nonzero(x)\n    return x * w\n@jax.jit\ndef f(x):\n    return helper(x, jnp.ones(3))\n"),
@@ -130,6 +133,8 @@ class ValueDependentShape(Rule):
         Invalid("import jax\nimport jax.numpy as jnp\nTABLE = jnp.arange(8)\ndef live():\n"
                 "    c = jnp.cumsum(TABLE)\n    return c[c > 3]\n@jax.jit\ndef f(x):\n    return x * live().sum()\n", 6, 14),
         Invalid("import jax\nfrom jax import lax\n@jax.jit\ndef f(n):\n    return lax.full((n, 3), 0.0)\n", 5, 22),
+        Invalid("import jax\nimport jax.numpy as jnp\ndef nonzero(x, verbose=True):\n    if verbose:\n"
+                "        print(jnp.nonzero(x))\n    return x\n@jax.jit\ndef f(x):\n    return nonzero(x)\n", 5, 15),
         # ...but a None operand stays None, and `if mask is None:` runs under jit when a call omits it.
         Invalid("import jax\nimport jax.numpy as jnp\ndef unique(x, size=None):\n    if size is None:\n"
                 "        return jnp.unique(x)\n    return jnp.unique(x, size=size)\n@jax.jit\ndef f(x):\n"
