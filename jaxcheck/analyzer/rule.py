@@ -71,6 +71,8 @@ class RuleContext:
     model: SemanticModel
     function: str | None = None
     reports: list[Report] = field(default_factory=list)
+    untraced_branch: bool = False
+    """Whether the statement being visited sits in a branch that no trace of `function` runs."""
 
 
 class Rule:
@@ -107,7 +109,10 @@ class Rule:
 
     @property
     def trace(self) -> FunctionTrace | None:
-        """How the function being visited (or the traced function it is nested in) is traced."""
+        """How the function being visited (or the traced function it is nested in) is traced; None in a
+        branch no trace runs (`if debug:` where every trace passes `debug=False`)."""
+        if self.context.untraced_branch:
+            return None
         return self.model.enclosing_trace(self.context.function)
 
     def transform_name(self) -> str:

@@ -1,7 +1,8 @@
 """One batched traversal of a module that calls every enabled rule's visit/leave methods.
 
 The walk skips whitespace and punctuation nodes, tracks the function whose body is being visited
-(decorators, defaults and annotations belong to the enclosing scope), and isolates rule failures:
+(decorators, defaults and annotations belong to the enclosing scope) and whether the statement being
+visited sits in a branch no trace of it runs (`RuleContext.untraced_branch`), and isolates rule failures:
 a rule that raises is reported once as an error and dropped for the rest of the file.
 """
 
@@ -23,6 +24,7 @@ class RuleWalker:
 
     def __init__(self, rules: Sequence[Rule], context: RuleContext) -> None:
         self.context = context
+        self._guarded = context.model.guarded_statements
         self.errors: list[FileError] = []
         self._visitors: dict[type[cst.CSTNode], list[tuple[Rule, Callback]]] = {}
         self._leavers: dict[type[cst.CSTNode], list[tuple[Rule, Callback]]] = {}
@@ -42,6 +44,14 @@ class RuleWalker:
         self._node(module)
 
     def _node(self, node: cst.CSTNode) -> None:
+        if self._guarded and id(node) in self._guarded and not self.context.untraced_branch \
+                and not self.context.model.runs_traced(node):
+            self.context.untraced_branch = True  # visited again below, as code no trace runs
+            try:
+                self._node(node)
+            finally:
+                self.context.untraced_branch = False
+            return
         node_type = type(node)
         callbacks = self._visitors.get(node_type)
         if callbacks:
@@ -76,12 +86,14 @@ class RuleWalker:
         self._in_function(node, lambda: self._node(node.body))
 
     def _in_function(self, node: cst.FunctionDef | cst.Lambda, body: Callable[[], None]) -> None:
-        outer = self.context.function
+        """Visit a nested function's body: it has its own traces, whatever branch defines it."""
+        outer, untraced = self.context.function, self.context.untraced_branch
         self.context.function = self.context.model.function_key(node)
+        self.context.untraced_branch = False
         try:
             body()
         finally:
-            self.context.function = outer
+            self.context.function, self.context.untraced_branch = outer, untraced
 
     def _call(self, callbacks: list[tuple[Rule, Callback]], node: cst.CSTNode) -> None:
         for rule, callback in callbacks:

@@ -198,6 +198,9 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         return self.records, summary
 
     def _add_edge(self, node: cst.CSTNode, edge: CallEdge) -> None:
+        unless, absent, truthy = self._branch_guard()
+        if unless or absent or truthy:
+            edge = replace(edge, unless=unless, absent=absent, truthy=truthy)
         self.edges[id(node)] = edge
         self.records.edge_sites.append((edge, node))
 
@@ -235,6 +238,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         for statement in statements:
             handler = _STATEMENT_HANDLERS.get(type(statement))
             if handler is not None:
+                self._note_branch(statement)
                 handler(self, statement)
                 self._end_statement()
 
@@ -243,8 +247,15 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         if isinstance(suite, cst.IndentedBlock):
             self._block(suite.body)
         elif isinstance(suite, cst.SimpleStatementSuite):
+            self._note_branch(suite)
             self._small_statements(suite.body)
         del self._absent_keys[known_absent:]
+
+    def _note_branch(self, statement: cst.CSTNode) -> None:
+        """Record the guards of the branch `statement` runs in, when it is guarded."""
+        staged = self._staged_here().deps
+        if all(isinstance(dep, StagedDep) and dep.guarded for dep in staged):
+            self.records.branch_guards[id(statement)] = staged
 
     @property
     def _function_key(self) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -92,6 +92,17 @@ class SemanticModel:
     def trace_of(self, function_key: str | None) -> FunctionTrace | None:
         """How the function is traced, or None when it is never traced."""
         return None if function_key is None else self.solution.trace_of(function_key)
+
+    def runs_traced(self, statement: cst.CSTNode) -> bool:
+        """Whether `statement` runs in some way its function is traced: False only in a branch whose
+        guards no trace admits (`if debug:` where every trace passes `debug=False`)."""
+        branch = self.records.branch_guards.get(id(statement))
+        return branch is None or self.solution.runs_traced(branch)
+
+    @property
+    def guarded_statements(self) -> Collection[int]:
+        """The ids of the statements in guarded branches (see :meth:`runs_traced`)."""
+        return self.records.branch_guards.keys()
 
     def enclosing_trace(self, function_key: str | None) -> FunctionTrace | None:
         """The trace of `function_key` or, when it is not traced, of the nearest traced function it is

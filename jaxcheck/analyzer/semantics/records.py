@@ -10,7 +10,7 @@ from jaxcheck.analyzer.semantics.bindings import BindingHistory, CallableOrigin
 from jaxcheck.analyzer.semantics.program_order import ProgramOrder
 from jaxcheck.analyzer.semantics.scopes import BindingKind
 from jaxcheck.analyzer.semantics.summary import CallEdge, TraceSpec
-from jaxcheck.analyzer.semantics.values import Value
+from jaxcheck.analyzer.semantics.values import Deps, Value
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +109,9 @@ class ModuleRecords:
     """Every assignment to plain names in any scope (`v = ...`, `a = b = ...`, `v: T = ...`), with the
     assigned expression, in the order the builder interprets them (function bodies after the module's,
     loop bodies twice); targets that are not plain names are left out."""
+    branch_guards: dict[int, Deps] = field(default_factory=dict)
+    """Statements (and one-line suites) in a guarded branch, by id: what an array operation there depends
+    on (`StagedDep`s with the branch's guards; see `SemanticModel.runs_traced`)."""
     shaped_names: dict[int, tuple[str, str]] = field(default_factory=dict)
     """Reads of a name whose value has a certain shape, by id: (key of the scope that owns the name, name).
     A `global`/`nonlocal` write in a function (interpreted later) can still rebind it."""

@@ -100,7 +100,7 @@ class Context:
         branch it lives in hold here."""
         return dep.name in self.traced and self.admits(dep)
 
-    def admits(self, dep: ParamDep | StagedDep) -> bool:
+    def admits(self, dep: ParamDep | StagedDep | CallEdge) -> bool:
         """Whether the guards of the branch `dep` lives in hold here: no certain tracer where it needs a
         concrete value, no certain value where it needs None, no certain false value where it needs a
         true one."""
@@ -466,6 +466,17 @@ class Solution:
         return sorted((sorted(context.traced), sorted(context.tracers), sorted(context.present), context.omnistaged,
                        sorted(context.falsy)) for context in distinct)
 
+    def runs_traced(self, branch: Deps) -> bool:
+        """Whether code in a branch with these guards (`StagedDep`s: see `ModuleRecords.branch_guards`)
+        runs in some way its function is traced (also when the function has no known way)."""
+        return any(self.admitted(dep) for dep in branch if isinstance(dep, StagedDep))
+
+    def admitted(self, guarded: StagedDep | CallEdge) -> bool:
+        """Whether some way `guarded`'s function is traced admits its guards (True when none is known)."""
+        function = guarded.function if isinstance(guarded, StagedDep) else guarded.caller
+        contexts = self.contexts.get(function)
+        return not contexts or any(context.admits(guarded) for context in contexts.values())
+
     def is_traced(self, deps: Deps) -> bool:
         """True when a value with these dependencies is an abstract tracer on some traced path."""
         return any(self._dep_traced(dep, None) for dep in deps)
@@ -746,7 +757,10 @@ def _witness(solution: Solution, key: str, traced: frozenset[str], witness: Witn
 
 def _propagate(solution: Solution, edge: CallEdge, callee_key: str, witness: Witness | ModuleSummary) -> bool:
     """Carry the caller's tracing into the callee along one edge (made where `witness` says); True when
-    anything changed."""
+    anything changed. A call in a guarded branch carries nothing while no way of tracing the caller
+    admits its guards (`if debug: dump(x)` where every trace passes `debug=False`)."""
+    if (edge.unless or edge.absent or edge.truthy) and not solution.admitted(edge):
+        return False
     callee = solution.functions[callee_key]
     bound = edge.arguments.bind(callee)
     traced = frozenset(name for name, deps in bound.items() if solution.is_traced(deps))

@@ -218,11 +218,15 @@ class TraceRoot:
 class CallEdge:
     """`caller` calls `callee` (a function key or imported qualified name) with `arguments`; the
     callee runs under every trace of the caller (`jax.grad(loss)(p)` inside a jitted body is an edge
-    too)."""
+    too) where the guards of the branch the call sits in hold (`unless`/`absent`/`truthy`, as for
+    :class:`ParamDep`)."""
 
     caller: str
     callee: str
     arguments: CallArguments
+    unless: frozenset[str] = frozenset()
+    absent: frozenset[str] = frozenset()
+    truthy: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)

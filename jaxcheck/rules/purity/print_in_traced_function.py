@@ -73,6 +73,10 @@ class PrintInTracedFunction(Rule):
     summary = "`print`, logging, `open()` and file writes in traced code run once while tracing, not per call"
 
     VALID = (
+        # A branch under `if debug:` that every trace skips (a false default no call overrides) never
+        # runs while tracing, nor does the helper it calls.
+        Valid("import jax\ndef dump(x):\n    print('value', x)\n@jax.jit\ndef f(x, debug=False):\n"
+              "    if debug:\n        dump(x)\n        print('debug', x)\n    return x\ny = f(1.0)\n"),
         Valid("import jax\ndef loss(p):\n    print('loss', p)\n    return p * p\ndef step(p):\n"
               "    return jax.grad(loss)(p)\n"),
         # Host callbacks run on the host with concrete values, on every call.
@@ -95,6 +99,12 @@ class PrintInTracedFunction(Rule):
               "def f(x):\n    return p.print(x)\n"),
     )
     INVALID = (
+        # ...but a static flag passed True runs it at trace time.
+        Invalid("import jax\nfrom functools import partial\n@partial(jax.jit, static_argnames=('debug',))\n"
+                "def g(x, debug=False):\n    if debug:\n        print('g', x)\n    return x\ny = g(1.0, debug=True)\n",
+                6, 9),
+        Invalid("import jax\ndef dump(x):\n    print('value', x)\ndef f(x, debug=False):\n"
+                "    if debug:\n        dump(x)\n    return x\nf_debug = jax.jit(lambda x: f(x, True))\n", 3, 5),
         Invalid("import jax\nimport equinox as eqx\nclass MLP(eqx.Module):\n    w: jax.Array\n"
                 "    def __call__(self, x):\n        print('forward')\n        return self.w @ x\n"
                 "@eqx.filter_jit\ndef run(model: MLP, x):\n    return jax.vmap(model)(x)\n", 6, 9),
