@@ -109,10 +109,14 @@ class Rule:
 
     @property
     def trace(self) -> FunctionTrace | None:
-        """How the function being visited (or the traced function it is nested in) is traced; None in a
-        branch no trace runs (`if debug:` where every trace passes `debug=False`)."""
-        if self.context.untraced_branch:
-            return None
+        """How the code being visited runs traced: the trace of its function (or of the traced function it
+        is nested in); None in a branch no trace runs (`if debug:` where every trace passes `debug=False`)."""
+        return None if self.context.untraced_branch else self.function_trace
+
+    @property
+    def function_trace(self) -> FunctionTrace | None:
+        """How the function being visited (or the traced function it is nested in) is traced, whether or
+        not the statement being visited runs in that trace (rules about eager code skip traced functions)."""
         return self.model.enclosing_trace(self.context.function)
 
     def transform_name(self) -> str:

@@ -99,12 +99,12 @@ _OBJECT_FACTORIES = {
 """Calls whose result is an object with impure methods, tracked through assignments."""
 _PATH_METHODS = frozenset({"joinpath", "with_name", "with_suffix", "with_stem", "resolve", "absolute", "expanduser"})
 _PURE_PREFIXES = ("jax.", "builtins.", "numpy.", "math.", "logging.")
+"""Callables that never replace what a container passed to them holds."""
 _BRANCH = " branch"
 """A function environment's entry for the code being read: what a new array operation there depends on,
 `StagedDep(function)` guarded like every value of the environment when a test narrows the branch (two of
 them after branches join). Kept in the environment, so it is saved, guarded and joined with it; never
 the name of a variable (it is no identifier)."""
-"""Callables that never replace what a container passed to them holds."""
 _EXTERNAL_PREFIXES = ("builtins.", "jax.", "numpy.", "math.", "functools.", "typing.")
 
 
@@ -1395,9 +1395,12 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
 
     def _branch_guard(self) -> Guard:
         """The guards every path to this point holds (see `_BRANCH`)."""
-        guards = [d for d in self._staged_here().deps if isinstance(d, StagedDep)]
-        return Guard(*(frozenset.intersection(*(getattr(d, kind) for d in guards)) if guards else frozenset()
-                       for kind in Guard._fields))
+        paths = [dep for dep in self._staged_here().deps if isinstance(dep, StagedDep)]
+        if not paths:
+            return Guard(frozenset(), frozenset(), frozenset())
+        return Guard(frozenset.intersection(*(dep.unless for dep in paths)),
+                     frozenset.intersection(*(dep.absent for dep in paths)),
+                     frozenset.intersection(*(dep.truthy for dep in paths)))
 
     def _record_edge(self, node: cst.Call, callee: str, args: list[Value], bound: int,
                      call_args: Sequence[cst.Arg] | None = None) -> CallArguments:

@@ -150,7 +150,7 @@ class UnsynchronizedTiming(Rule):
         self._block(node.body)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.model.call_name(node) not in _TIMEIT or self.trace is not None:
+        if self.model.call_name(node) not in _TIMEIT or self.function_trace is not None:
             return
         stmt = node.args[0].value if node.args and node.args[0].keyword is None else None
         for arg in node.args:
@@ -161,7 +161,7 @@ class UnsynchronizedTiming(Rule):
 
     # --------------------------------------------------------------------------------- one block
     def _block(self, statements: Sequence[cst.BaseStatement]) -> None:
-        if self.trace is not None:
+        if self.function_trace is not None:
             return  # timing inside traced code is JAX104's concern
         start: int | None = None
         for index, statement in enumerate(statements):

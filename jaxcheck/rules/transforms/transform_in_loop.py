@@ -73,6 +73,9 @@ class TransformInLoop(Rule):
     summary = "`jax.jit`/`vmap`/`grad` applied in a loop or per call to a freshly created callable: retraced every time"
 
     VALID = (
+        # Inside a jitted function this runs once per trace, also in a branch no trace runs.
+        Valid("import jax\n@jax.jit\ndef f(x, debug=False):\n    if debug:\n        for _ in range(3):\n"
+              "            x = jax.jit(lambda y: y + 1)(x)\n    return x\n"),
         Valid("import jax\ndef f(x):\n    return x * 2\nfast = jax.jit(f)\ndef run(xs):\n    for x in xs:\n"
               "        fast(x)\n"),
         Valid("import jax\ndef f(x):\n    return x * 2\ndef run(xs):\n    g = jax.jit(f)\n    for x in xs:\n        g(x)\n"),
@@ -144,7 +147,7 @@ class TransformInLoop(Rule):
     def _check(self, node: cst.CSTNode, site: TransformSite | None, called: bool) -> None:
         if site is None or site.origin is None or not site.caches:
             return  # grad/vmap alone trace on every call anyway
-        if self.trace is not None and self.trace.cached:
+        if self.function_trace is not None and self.function_trace.cached:
             return  # inside a cached trace this runs once per trace, and the outer program is reused
         origin = site.origin
         created = _CREATED.get(origin.kind, "a callable")
