@@ -86,10 +86,12 @@ class RuleWalker:
         self._in_function(node, lambda: self._node(node.body))
 
     def _in_function(self, node: cst.FunctionDef | cst.Lambda, body: Callable[[], None]) -> None:
-        """Visit a nested function's body: it has its own traces, whatever branch defines it."""
+        """Visit a nested function's body: one traced on its own has its own traces, whatever branch
+        defines it; a closure traced only within its definer's trace shares that branch."""
         outer, untraced = self.context.function, self.context.untraced_branch
         self.context.function = self.context.model.function_key(node)
-        self.context.untraced_branch = False
+        if self.context.model.trace_of(self.context.function) is not None:
+            self.context.untraced_branch = False
         try:
             body()
         finally:

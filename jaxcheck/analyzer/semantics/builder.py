@@ -167,6 +167,10 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         self._pending: deque[_PendingBody] = deque()
         self._lambda_counts: dict[str, int] = {}
         self._narrowings: dict[int, Narrowing] = {}
+        self._function_bodies: dict[str, cst.FunctionDef] = {}
+        self._rebound: dict[str, frozenset[str]] = {}
+        self._unguarded_statements: set[int] = set()
+        """Statements some pass of a loop read outside any guard (see `_note_branch`)."""
         self._branches: list[tuple[int, int]] = []
         self._loops: list[int] = []
         self._order = 0
@@ -251,11 +255,19 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             self._small_statements(suite.body)
         del self._absent_keys[known_absent:]
 
-    def _note_branch(self, statement: cst.CSTNode) -> None:
-        """Record the guards of the branch `statement` runs in, when it is guarded."""
+    def _note_branch(self, node: cst.CSTNode) -> None:
+        """Record the guards of the branch `node` (a statement, a read) runs in, when it is guarded on
+        every pass the builder reads it (a loop body is read twice: the guards of both passes count)."""
+        key = id(node)
+        if key in self._unguarded_statements:
+            return
         staged = self._staged_here().deps
         if all(isinstance(dep, StagedDep) and dep.guarded for dep in staged):
-            self.records.branch_guards[id(statement)] = staged
+            self.records.branch_guards[key] = self.records.branch_guards.get(key, frozenset()) | staged
+        else:
+            self.records.branch_guards.pop(key, None)
+            self._unguarded_statements.add(key)
+
 
     @property
     def _function_key(self) -> str:
@@ -862,6 +874,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
     def _function_body(self, pending: _PendingBody) -> None:
         node = pending.node
         assert isinstance(node, cst.FunctionDef)
+        self._function_bodies[pending.key] = node
         outer, branches, loops, absent = self.scope, self._branches, self._loops, self._absent_keys
         self.scope = self._function_scope(node, pending.key, pending.scope)
         self._branches, self._loops, self._absent_keys = [], [], []
@@ -906,6 +919,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                         self.records.outer_names[id(node)] = self._outer_name(owner, binding.kind)
                     if binding.kind is BindingKind.VARIABLE:
                         self.records.outer_variable_reads.append((node, function.key))
+                        self._note_branch(node)
                 elif node.value == function.self_name and function.class_scope is not None:
                     if function.class_scope.key not in self.flax_classes:
                         self.records.self_loads.add(id(node))

@@ -21,7 +21,7 @@ import jaxcheck.analyzer.semantics.jax_api as jax_api
 from jaxcheck.analyzer.semantics.records import ModuleRecords
 from jaxcheck.analyzer.semantics.scopes import Scope, ScopeKind, qualified_name
 from jaxcheck.analyzer.semantics.summary import FunctionSummary
-from jaxcheck.analyzer.semantics.syntax import last_statement
+from jaxcheck.analyzer.semantics.syntax import bound_names, last_statement
 from jaxcheck.analyzer.semantics.values import UNKNOWN, CallDep, Dep, Deps, OpaqueDep, ParamDep, StagedDep, Value
 from jaxcheck.analyzer.tree import descendants
 
@@ -58,6 +58,8 @@ class GuardReader:
     _rejects_tracers: dict[str, frozenset[str]]
     _conditional: int
     _concrete_after_statement: set[Narrowed]
+    _function_bodies: dict[str, cst.FunctionDef]
+    _rebound: dict[str, frozenset[str]]
 
     def _isinstance_narrowing(self, test: cst.BaseExpression) -> Narrowing:
         """Names proven concrete (not tracers) when `test` is true, and when it is false:
@@ -117,12 +119,18 @@ class GuardReader:
         unless: set[str] = set()
         absent: set[str] = set()
         truthy: set[str] = set()
-        for name, none, true in narrowed:
-            if function.kind is ScopeKind.FUNCTION and self._holds_parameter(name, function.key):
-                (absent if none else truthy if true else unless).add(name)
-        for name, _, true in narrowed:
-            if not true:
-                self.scope.env[name] = UNKNOWN
+        for item in narrowed:
+            if function.kind is not ScopeKind.FUNCTION or not self._holds_parameter(item.name, function.key):
+                continue
+            if item.none:
+                absent.add(item.name)
+            elif not item.truthy:
+                unless.add(item.name)
+            elif not self._rebinds(function.key, item.name):  # `level = level + 1` keeps the dependency, not the truth
+                truthy.add(item.name)
+        for item in narrowed:
+            if not item.truthy:
+                self.scope.env[item.name] = UNKNOWN
         if unless or absent or truthy:
             guard = Guard(frozenset(unless), frozenset(absent), frozenset(truthy))
             for env in {id(scope.env): scope.env for scope in (self.scope, function)}.values():
@@ -150,6 +158,16 @@ class GuardReader:
             if isinstance(node, cst.Call) and qualified_name(self.scope, node.func) in jax_api.LAX_BODIES:
                 found.update(Narrowed(arg.value.value) for arg in node.args if isinstance(arg.value, cst.Name))
         return found
+
+    def _rebinds(self, function: str, name: str) -> bool:
+        """Whether the body of `function` may bind `name` again (anywhere, nested functions included);
+        True for a lambda, whose body is not kept."""
+        node = self._function_bodies.get(function)
+        if node is None:
+            return True
+        if function not in self._rebound:
+            self._rebound[function] = frozenset(bound_names(node.body))
+        return name in self._rebound[function]
 
     def _holds_parameter(self, name: str, function_key: str) -> bool:
         """Whether `name` still holds the current function's parameter of that name."""

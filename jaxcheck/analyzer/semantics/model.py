@@ -94,8 +94,9 @@ class SemanticModel:
         return None if function_key is None else self.solution.trace_of(function_key)
 
     def runs_traced(self, statement: cst.CSTNode) -> bool:
-        """Whether `statement` runs in some way its function is traced: False only in a branch whose
-        guards no trace admits (`if debug:` where every trace passes `debug=False`)."""
+        """Whether `statement` (or a read of an outer variable) runs in some way its function is traced:
+        False only in a branch whose guards no trace admits (`if debug:` where every trace passes
+        `debug=False`)."""
         branch = self.records.branch_guards.get(id(statement))
         return branch is None or self.solution.runs_traced(branch)
 

@@ -20,7 +20,7 @@ from typing import Literal, Optional
 import libcst as cst
 
 import jaxcheck.analyzer.semantics.jax_api as jax_api
-from jaxcheck.analyzer.semantics.syntax import runs_once
+from jaxcheck.analyzer.semantics.syntax import bound_names, runs_once, target_names
 from jaxcheck.analyzer.tree import child_nodes, scan
 
 CallName = Callable[[cst.Call], Optional[str]]
@@ -241,7 +241,7 @@ class _Analysis:
                 (frame.breaks if isinstance(node, cst.Break) else frame.continues).append(state)
             return None
         if isinstance(node, cst.Del):
-            for name in _target_names(node.target):
+            for name in target_names(node.target):
                 state.pop(name, None)
             return state
         if isinstance(node, cst.If):
@@ -396,7 +396,7 @@ class _Analysis:
                       state: dict[str, _Key]) -> dict[str, _Key]:
         """The first iterable runs once; the rest runs per element, like a loop body."""
         state = self.expr(node.for_in.iter, state)
-        bound = set(_target_names(node.for_in.target))
+        bound = set(target_names(node.for_in.target))
         saved = {name: state[name] for name in bound if name in state}
 
         def iteration(head: dict[str, _Key]) -> State:
@@ -405,7 +405,7 @@ class _Analysis:
             while clause is not None:
                 if not first:
                     head = self.expr(clause.iter, head)
-                    bound.update(_target_names(clause.target))
+                    bound.update(target_names(clause.target))
                 self.bind_iteration(clause.target, clause.iter, head)
                 for condition in clause.ifs:
                     head = self.expr(condition.test, head)
@@ -507,7 +507,7 @@ class _Analysis:
     # ------------------------------------------------------------------------------------ binding
     def bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None, state: dict[str, _Key]) -> None:
         """Bind `target` to `value` (None: to something that is not a key as far as we know)."""
-        for name in _target_names(target):
+        for name in target_names(target):
             for item in [k for k in state if k.startswith(f"{name}[")]:
                 del state[item]  # the items of the array this name held
         if isinstance(target, cst.Name):
@@ -538,7 +538,7 @@ class _Analysis:
                     self.bind(element, part.value, state)
                 return
             unpacks_keys = self.key_kind(value, state) is not None
-            for name in _target_names(target):
+            for name in target_names(target):
                 if unpacks_keys:
                     self.made_here.add(name)
                 else:
@@ -572,7 +572,7 @@ class _Analysis:
             state[target.value] = _FRESH
         else:
             self.bind(target, None, state)
-            for name in _target_names(target):
+            for name in target_names(target):
                 if name not in self.keys:
                     state.pop(name, None)
 
@@ -630,50 +630,9 @@ def _carried_names(value: cst.BaseExpression) -> list[str]:
     return []
 
 
-def _target_names(target: cst.CSTNode) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _target_names(element.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return []
-
-
-class _Assigned:
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self.names.update(_target_names(node.target))
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self.names.update(_target_names(node.target))
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self.names.update(_target_names(node.target))
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self.names.update(_target_names(node.target))
-
-    def visit_For(self, node: cst.For) -> None:
-        self.names.update(_target_names(node.target))
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self.names.update(_target_names(node.target))
-
-
 def _assigned_names(node: cst.CSTNode) -> set[str]:
-    """Names (re)bound anywhere in a loop, its target included."""
-    visitor = _Assigned()
-    scan(node, visitor)
-    return visitor.names
+    """Names (re)bound anywhere in a loop, its target included (not in nested functions)."""
+    return bound_names(node, nested=False)
 
 
 def _invariant(node: cst.BaseExpression, assigned: frozenset[str]) -> bool:

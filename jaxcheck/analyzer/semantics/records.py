@@ -110,8 +110,9 @@ class ModuleRecords:
     assigned expression, in the order the builder interprets them (function bodies after the module's,
     loop bodies twice); targets that are not plain names are left out."""
     branch_guards: dict[int, Deps] = field(default_factory=dict)
-    """Statements (and one-line suites) in a guarded branch, by id: what an array operation there depends
-    on (`StagedDep`s with the branch's guards; see `SemanticModel.runs_traced`)."""
+    """Statements (and one-line suites, and reads of outer variables) in a guarded branch, by id: what an
+    array operation there depends on (`StagedDep`s with the branch's guards; see
+    `SemanticModel.runs_traced`)."""
     shaped_names: dict[int, tuple[str, str]] = field(default_factory=dict)
     """Reads of a name whose value has a certain shape, by id: (key of the scope that owns the name, name).
     A `global`/`nonlocal` write in a function (interpreted later) can still rebind it."""

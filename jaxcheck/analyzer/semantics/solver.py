@@ -503,7 +503,8 @@ class Solution:
         if isinstance(dep, OpaqueDep):
             return self.holds_tracer(dep.inputs)
         if isinstance(dep, ParamDep):
-            return dep.name in self.holders.get(dep.function, ()) and not dep.guarded
+            return dep.name in self.holders.get(dep.function, ()) and (
+                not dep.guarded or any(context.admits(dep) for context in self.contexts.get(dep.function, {}).values()))
         if isinstance(dep, CallDep):
             callee = self.functions.get(dep.callee)
             if callee is None:
@@ -725,14 +726,19 @@ def _apply(solution: Solution, key: str, spec: TraceSpec, never_passed: frozense
         solution.staged.add(key)
         if spec.transform not in BATCHING_TRANSFORMS:
             solution.omnistaged.add(key)
-    traced = spec.traced_params(function, frozenset(solution.jax_array_params.get(key, ()))) - never_passed
+    traceable = spec.traced_params(function, frozenset(solution.jax_array_params.get(key, ())))
+    traced = traceable - never_passed
     held = spec.differentiated_params(function) - never_passed
     if spec.jax_array_params(function):
         solution.jax_array_params.setdefault(key, set()).update(spec.jax_array_params(function))
     if held:
         solution.holders.setdefault(key, set()).update(held)
     tracers = spec.tracer_params(function) & traced
-    falsy = spec.falsy_params(function) | (frozenset(never_passed) & function.falsy_defaults)
+    # A false default no known call overrides stays false where passing a value would make it a tracer (a
+    # staging transform's traced parameter: `if flag:` would raise); a static one may be passed anywhere.
+    staging = spec.staged and spec.transform not in BATCHING_TRANSFORMS
+    defaulted = frozenset(never_passed) & function.falsy_defaults & traceable if staging else frozenset()
+    falsy = spec.falsy_params(function) | defaulted
     solution.contexts.setdefault(key, {})[spec] = Context(traced, tracers, tracers | spec.present_params(function),
                                                           spec.staged and spec.transform not in BATCHING_TRANSFORMS, falsy)
     if traced:
@@ -759,8 +765,8 @@ def _propagate(solution: Solution, edge: CallEdge, callee_key: str, witness: Wit
     """Carry the caller's tracing into the callee along one edge (made where `witness` says); True when
     anything changed. A call in a guarded branch carries nothing while no way of tracing the caller
     admits its guards (`if debug: dump(x)` where every trace passes `debug=False`)."""
-    if (edge.unless or edge.absent or edge.truthy) and not solution.admitted(edge):
-        return False
+    if edge.guarded and not solution.admitted(edge):
+        return False  # checked each round; a context admitting it later carries it then (never retracted)
     callee = solution.functions[callee_key]
     bound = edge.arguments.bind(callee)
     traced = frozenset(name for name, deps in bound.items() if solution.is_traced(deps))

@@ -228,6 +228,11 @@ class CallEdge:
     absent: frozenset[str] = frozenset()
     truthy: frozenset[str] = frozenset()
 
+    @property
+    def guarded(self) -> bool:
+        """Whether the call runs only in some calls of the caller (it sits in a guarded branch)."""
+        return bool(self.unless or self.absent or self.truthy)
+
 
 @dataclass(frozen=True, slots=True)
 class ModuleSummary:

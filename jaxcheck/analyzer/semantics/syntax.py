@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 import jaxcheck.analyzer.semantics.jax_api as jax_api
+from jaxcheck.analyzer.tree import scan
 
 
 def dotted(node: cst.BaseExpression) -> str:
@@ -127,3 +128,69 @@ def runs_once(node: cst.For) -> bool:
     if isinstance(iterable, cst.Dict):
         return len(iterable.elements) == 1 and isinstance(iterable.elements[0], cst.DictElement)
     return False
+
+
+class _Binder:
+    """Collects the names a block binds (see :func:`bound_names`)."""
+
+    def __init__(self, nested: bool) -> None:
+        self.names: set[str] = set()
+        self.nested = nested
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return self.nested
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return self.nested
+
+    def _add(self, target: cst.CSTNode) -> None:
+        self.names.update(target_names(target))
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._add(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._add(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._add(node.target)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._add(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._add(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._add(node.target)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._add(node.asname.name)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            self._add(node.name.name)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._add(node.target)
+
+
+def bound_names(node: cst.CSTNode, nested: bool = True) -> set[str]:
+    """Every name `node` binds or deletes with a statement or expression: assignments, `for` and `with`
+    targets, `except ... as`, walrus, `del` (not definitions or imports); in nested functions and
+    lambdas too unless `nested` is False."""
+    binder = _Binder(nested)
+    scan(node, binder)
+    return binder.names
+
+
+def target_names(target: cst.CSTNode) -> list[str]:
+    """The plain names an assignment target binds (`a`, `a, (b, *c)`); not attributes or items."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in target_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return target_names(target.value)
+    return []

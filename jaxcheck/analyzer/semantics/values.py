@@ -24,6 +24,7 @@ The model only ever reports values it can prove traced (the pyflakes promise).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Protocol, TypeAlias, Union
 
 
@@ -214,6 +215,11 @@ class CallDep:
     absent: frozenset[str] = frozenset()
     truthy: frozenset[str] = frozenset()
 
+    @property
+    def guarded(self) -> bool:
+        """Whether the call sits in a guarded branch (guarding its arguments guards it too)."""
+        return bool(self.unless or self.absent or self.truthy)
+
 
 Dep: TypeAlias = Union[ParamDep, StagedDep, CallDep, OpaqueDep]
 Deps: TypeAlias = frozenset[Dep]
@@ -354,13 +360,39 @@ def combine(values: list[Value] | tuple[Value, ...], flags: int = 0) -> Value:
 
 def _joined_deps(first: Deps, second: Deps) -> Deps:
     """The dependencies of a value that may be either: their union, less the guarded ones whose unguarded
-    form is there too (after `if flag: ...` without `else`, a parameter is itself again)."""
+    form is there too (after `if flag: ...` without `else`, a parameter is itself again; so is a call's
+    result whose arguments were guarded: keeping both forms would double them at every such join)."""
     union = first | second
     if not first or not second:
         return union
-    guarded = {dep for dep in union if isinstance(dep, (ParamDep, StagedDep)) and dep.guarded}
-    if not guarded:
-        return union
-    unguarded: frozenset[str] = frozenset()
-    return frozenset(dep for dep in union
-                     if dep not in guarded or replace(dep, unless=unguarded, absent=unguarded, truthy=unguarded) not in union)
+    # Guarding a call's arguments guards the call itself, so only opaque calls are looked into.
+    redundant = {dep for dep in union if (isinstance(dep, OpaqueDep) or dep.guarded)
+                 and (plain := _unguarded(dep)) is not dep and plain in union}
+    return union - redundant if redundant else union
+
+
+@lru_cache(maxsize=1 << 16)
+def _unguarded(dep: Dep) -> Dep:
+    """`dep` without the guards of any branch, in it or in the arguments it holds (itself when it has none)."""
+    if isinstance(dep, (ParamDep, StagedDep)):
+        return replace(dep, unless=frozenset(), absent=frozenset(), truthy=frozenset()) if dep.guarded else dep
+    if isinstance(dep, OpaqueDep):
+        inputs = _unguarded_all(dep.inputs)
+        return dep if inputs is dep.inputs else OpaqueDep(inputs)
+    arguments = dep.arguments
+    positional = tuple(_unguarded_all(deps) for deps in arguments.positional)
+    keywords = tuple((name, _unguarded_all(deps)) for name, deps in arguments.keywords)
+    plain_arguments = all(a is b for a, b in zip(positional, arguments.positional)) and all(
+        a[1] is b[1] for a, b in zip(keywords, arguments.keywords))
+    if plain_arguments and not (dep.unless or dep.absent or dep.truthy):
+        return dep
+    return replace(dep, arguments=replace(arguments, positional=positional, keywords=keywords),
+                   unless=frozenset(), absent=frozenset(), truthy=frozenset())
+
+
+def _unguarded_all(deps: Deps) -> Deps:
+    """`deps` with :func:`_unguarded` applied to each (the same object when none is guarded)."""
+    plain = [_unguarded(dep) for dep in deps]
+    if all(a is b for a, b in zip(plain, deps)):
+        return deps
+    return frozenset(plain)

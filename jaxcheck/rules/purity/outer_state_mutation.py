@@ -124,6 +124,10 @@ class OuterStateMutation(Rule):
               "        count += 1\n    run(inc)\n    return x * count\n"),
     )
     INVALID = (
+        # grad's tracers stay tracers under `if verbose:` (true by default): storing them leaks one.
+        Invalid("import jax\nimport jax.numpy as jnp\nLOG = []\ndef loss(params, x, verbose=True):\n"
+                "    if verbose:\n        LOG.append(params)\n    return (params['w'] * x).sum()\n"
+                "g = jax.grad(loss)({'w': jnp.ones(3)}, jnp.ones(3))\n", 6, 9),
         Invalid("import jax\nn_calls = 0\n@jax.jit\ndef f(x):\n    global n_calls\n    n_calls += 1\n    return x\n", 6, 5,
                 "once per trace"),
         Invalid("import jax\nfrom functools import partial\nclass Model:\n    calls = 0\n"

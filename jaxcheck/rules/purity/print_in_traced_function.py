@@ -77,6 +77,8 @@ class PrintInTracedFunction(Rule):
         # runs while tracing, nor does the helper it calls.
         Valid("import jax\ndef dump(x):\n    print('value', x)\n@jax.jit\ndef f(x, debug=False):\n"
               "    if debug:\n        dump(x)\n        print('debug', x)\n    return x\ny = f(1.0)\n"),
+        Valid("import jax\n@jax.jit\ndef f(x, debug=False):\n    if debug:\n        def show():\n"
+              "            print('show', x)\n        show()\n    return x\ny = f(1.0)\n"),
         Valid("import jax\ndef loss(p):\n    print('loss', p)\n    return p * p\ndef step(p):\n"
               "    return jax.grad(loss)(p)\n"),
         # Host callbacks run on the host with concrete values, on every call.
@@ -99,7 +101,16 @@ class PrintInTracedFunction(Rule):
               "def f(x):\n    return p.print(x)\n"),
     )
     INVALID = (
-        # ...but a static flag passed True runs it at trace time.
+        # ...but a static flag passed True runs it at trace time, so does a flag the body sets, one bound
+        # True by `partial`, and one read again in a loop that rebinds it.
+        Invalid("import jax\n@jax.jit\ndef f(x, verbose=None):\n    if verbose is None:\n        verbose = True\n"
+                "    if verbose:\n        print('x', x)\n    return x\ny = f(1.0)\n", 7, 9),
+        Invalid("import jax\nfrom functools import partial\ndef f(x, debug=False):\n    if debug:\n"
+                "        print('f', x)\n    return x\nfast = jax.jit(partial(f, debug=True))\n", 5, 9),
+        Invalid("import jax\ndef f(x, debug=False):\n    if debug:\n        print('f', x)\n    return x\n"
+                "jf = jax.jit(f, static_argnames='debug')\ny = jf(1.0, debug=True)\n", 4, 9),
+        Invalid("import jax\n@jax.jit\ndef f(x, debug=False, other=True):\n    for i in range(3):\n"
+                "        if debug:\n            print('f', i)\n        debug = other\n    return x\n", 6, 13),
         Invalid("import jax\nfrom functools import partial\n@partial(jax.jit, static_argnames=('debug',))\n"
                 "def g(x, debug=False):\n    if debug:\n        print('g', x)\n    return x\ny = g(1.0, debug=True)\n",
                 6, 9),

@@ -74,6 +74,9 @@ class StaleGlobalRead(Rule):
     summary = "Traced code reads module-level or enclosing state that is rebound or mutated, so it goes stale"
 
     VALID = (
+        # Under `if debug:` where every trace passes debug=False, nothing is read while tracing.
+        Valid("import jax\nSCALE = 1.0\n@jax.jit\ndef f(x, debug=False):\n    if debug:\n        x = x * SCALE\n"
+              "    return x\ndef set_scale(s):\n    global SCALE\n    SCALE = s\ny = f(1.0)\n"),
         # Set only while constructing; a dataclass (hashed by its fields); a traced `self` (a pytree).
         Valid("import jax\nfrom functools import partial\nclass Schedule:\n    def __init__(self, base):\n"
               "        self.base = base\n    @partial(jax.jit, static_argnums=0)\n    def lr(self, t):\n"
@@ -203,7 +206,7 @@ class StaleGlobalRead(Rule):
     def _check(self, node: cst.Name, function: str) -> None:
         outer = self.model.outer_state(node)
         trace = self.model.enclosing_trace(function)
-        if outer is None or trace is None or not trace.cached:
+        if outer is None or trace is None or not trace.cached or not self.model.runs_traced(node):
             return
         if self.model.is_mutated_here(node):
             return  # writing through a global is outer-state-mutation (JAX102), not a stale read
