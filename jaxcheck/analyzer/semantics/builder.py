@@ -258,13 +258,12 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
     def _note_branch(self, node: cst.CSTNode) -> None:
         """Record the guards of the branch `node` (a statement, a read) runs in, when it is guarded on
         every pass the builder reads it (a loop body is read twice: the guards of both passes count)."""
+        entry = self.scope.function_scope().env.get(_BRANCH)
         key = id(node)
-        if key in self._unguarded_statements:
-            return
-        staged = self._staged_here().deps
-        if all(isinstance(dep, StagedDep) and dep.guarded for dep in staged):
-            self.records.branch_guards[key] = self.records.branch_guards.get(key, frozenset()) | staged
-        else:
+        if entry is not None and all(isinstance(dep, StagedDep) and dep.guarded for dep in entry.deps):
+            if key not in self._unguarded_statements:
+                self.records.branch_guards[key] = self.records.branch_guards.get(key, frozenset()) | entry.deps
+        elif self._loops:  # read again on the loop's next pass: stays unguarded
             self.records.branch_guards.pop(key, None)
             self._unguarded_statements.add(key)
 
