@@ -23,7 +23,7 @@ from jaxcheck.analyzer.semantics.bindings import MUTATING_METHODS, CallableOrigi
 from jaxcheck.analyzer.semantics.program_order import CallEvent
 from jaxcheck.analyzer.semantics.prng import is_key_like_name
 from jaxcheck.analyzer.semantics import shapes
-from jaxcheck.analyzer.semantics.parameter_use import PROBE_ATTRIBUTES, PROBE_CALLS, TREE_MAPS, ParameterUse
+from jaxcheck.analyzer.semantics.parameter_use import KEY_FOLD, PROBE_ATTRIBUTES, PROBE_CALLS, TREE_MAPS, ParameterUse
 from jaxcheck.analyzer.semantics.records import ModuleRecords, OuterName, TransformSite
 from jaxcheck.analyzer.semantics.scopes import (
     VARIABLE,
@@ -71,7 +71,7 @@ from jaxcheck.analyzer.semantics.values import (
     Value,
     combine,
 )
-from jaxcheck.analyzer.tree import child_nodes
+from jaxcheck.analyzer.tree import child_nodes, descendants
 
 Env = dict[str, Value]
 FunctionNode = cst.FunctionDef | cst.Lambda
@@ -137,6 +137,10 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         """(code scope, name) pairs bound to a transform's result (`step = jax.jit(f)`), whatever `f` is."""
         self.wide_dtypes = False
         self.parameter_use = ParameterUse()
+        self._parameter_folds: set[int] = set()
+        """`jax.random.fold_in` calls that probe a parameter key (see :meth:`_note_fold`)."""
+        self._folded_values: dict[int, Value] = {}
+        """The values such folds bound back to the parameter's own name, by id (kept alive here)."""
         self._container_params: dict[str, frozenset[str]] = {}
         self._param_classes: dict[str, dict[str, str]] = {}
         self._transformed_params: dict[str, list[tuple[str, TraceSpec]]] = {}
@@ -304,6 +308,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             elif isinstance(statement, cst.Assign):
                 self._note_name_assignment([target.target for target in statement.targets], statement.value)
                 value = self._eval(statement.value)
+                self._note_folded_binding(statement.value, value)
                 for target in statement.targets:
                     self._bind(target.target, value)
                     self._record_origin(target.target, statement.value)
@@ -911,7 +916,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                 owner, binding = resolved
                 if binding.kind is BindingKind.IMPORT:
                     self._reference(node, binding.target)
-                if self._is_parameter(owner, node.value):
+                if self._is_parameter(owner, node.value) and id(self.scope.load(node.value)) not in self._folded_values:
                     self.parameter_use.read(owner.key, node.value)
                 if owner.function_scope() is not function and owner.kind is not ScopeKind.CLASS:
                     if binding.kind in (BindingKind.VARIABLE, BindingKind.IMPORT):
@@ -952,6 +957,28 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             resolved = self.scope.resolve(node.value)
             if resolved is not None and self._is_parameter(resolved[0], node.value):
                 self.parameter_use.probed(resolved[0].key, node.value)
+
+    def _note_fold(self, key: cst.BaseExpression, data: cst.BaseExpression) -> bool:
+        """`jax.random.fold_in(key, data)`: a parameter `key` folded with data read from another parameter
+        of the same function is a probe of `key` (each call folds in its own data). Returns whether it is."""
+        if not isinstance(key, cst.Name):
+            return False
+        resolved = self.scope.resolve(key.value)
+        if resolved is None or not self._is_parameter(resolved[0], key.value):
+            return False
+        for name in descendants(data, outside=(cst.Lambda,)):
+            if isinstance(name, cst.Name) and name.value != key.value:
+                other = self.scope.resolve(name.value)
+                if other is not None and other[0] is resolved[0] and self._is_parameter(other[0], name.value):
+                    self.parameter_use.probed(resolved[0].key, key.value)
+                    return True
+        return False
+
+    def _note_folded_binding(self, value: cst.BaseExpression, bound: Value) -> None:
+        """`rng = jax.random.fold_in(rng, step)` (a fold probing parameter `rng`): the key `rng` holds from
+        here on is its own, so reading it reads no parameter (see :meth:`_name`)."""
+        if id(value) in self._parameter_folds:
+            self._folded_values[id(bound)] = bound
 
     def _only_probes(self, function: cst.BaseExpression) -> bool:
         """Whether `function` is a lambda (already evaluated) whose every parameter is only probed."""
@@ -1219,6 +1246,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                 self.records.random_scopes.add(self._function_key)
             if name in PROBE_CALLS and node.args:
                 self._note_probe(node.args[0].value)
+            elif name == KEY_FOLD and len(node.args) >= 2 and self._note_fold(node.args[0].value, node.args[1].value):
+                self._parameter_folds.add(id(node))
         args = early_args if early_args is not None else [self._eval(arg.value) for arg in node.args]
         if name in TREE_MAPS and node.args and self._only_probes(node.args[0].value):
             for arg in node.args[1:]:

@@ -2,7 +2,9 @@
 
 A PRNG key passed to such a parameter is not consumed (`is_prng_key(key)` reads `key.dtype` and
 `key.shape`; a helper that ignores its `key` draws nothing; mapping a probing lambda over it with
-`jax.tree.map` probes it too). The builder reports every read of a
+`jax.tree.map` probes it too). Folding another parameter into it (`jax.random.fold_in(rng, step)`, as a
+train step does with its base dropout key) counts as a probe too: each call draws from a key of its own
+unless it passes the same data again, which the analysis cannot tell, so it says nothing. The builder reports every read of a
 parameter and every read that is a probe while its one traversal runs; a parameter is *inert* when
 all of its reads are probes (or it is never read).
 """
@@ -20,6 +22,8 @@ PROBE_CALLS = frozenset(
     }
 )
 """Calls that only look at their first argument's type or shape."""
+KEY_FOLD = "jax.random.fold_in"
+"""Derives a key from a key and data: calls passing different data draw different bits."""
 TREE_MAPS = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"})
 """Calls that apply their first argument to each leaf of the trees after it: when that function only
 probes its parameter (`lambda y: isinstance(y, jax.Array)`), the trees are only probed."""

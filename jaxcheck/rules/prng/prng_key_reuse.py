@@ -150,6 +150,14 @@ class PrngKeyReuse(Rule):
         Valid("import jax\nimport numpy as np\ndef is_array(x):\n"
               "    return jax.tree.all(jax.tree.map(lambda y: isinstance(y, np.ndarray), x))\n"
               "def f(key):\n    if is_array(key):\n        key, sub = jax.random.split(key)\n    return key\n"),
+        # A step that folds its step count into the base key it is given draws new bits at each step.
+        Valid("import jax\n@jax.jit\ndef step(w, i, x, rng):\n    rng = jax.random.fold_in(rng, i)\n"
+              "    return w - jax.random.bernoulli(rng, 0.9, x.shape).mean(), i + 1\n"
+              "def train(w, xs, seed):\n    rng, i = jax.random.key(seed), 0\n    for x in xs:\n        w, i = step(w, i, x, rng)\n"
+              "    return w\n"),
+        Valid("import jax\ndef step(state, x, rng):\n    k = jax.random.fold_in(rng, state.step)\n"
+              "    return x * jax.random.normal(k, x.shape)\ndef two(s1, s2, x, seed):\n"
+              "    rng = jax.random.key(seed)\n    return step(s1, x, rng), step(s2, x, rng)\n"),
         # The statement a test expects to raise never yields what it draws.
         Valid("import jax\nimport pytest\ndef test_shape(key):\n    x = jax.random.normal(key, (3,))\n"
               "    with pytest.raises(ValueError):\n        jax.random.normal(key, (-1,))\n"),
@@ -231,6 +239,11 @@ class PrngKeyReuse(Rule):
                 "    with pytest.raises(ValueError):\n        b = jax.random.normal(key, (3,))\n        check(a, b)\n",
                 6, 13, "line 4"),
         # A loop that runs once still draws twice from one key in its body.
+        # Folding in a constant derives the same key at every call.
+        Invalid("import jax\ndef noise(x, rng):\n    rng = jax.random.fold_in(rng, 0)\n"
+                "    return x * jax.random.normal(rng, x.shape)\n"
+                "def train(xs, seed):\n    rng = jax.random.key(seed)\n    for x in xs:\n        x = noise(x, rng)\n", 8, 13,
+                "every iteration"),
         Invalid("import jax\ndef f(key, x0):\n    for x in [x0]:\n        a = jax.random.normal(key)\n"
                 "        b = jax.random.normal(key)\n    return a + b\n", 5, 13, "line 4"),
     )
