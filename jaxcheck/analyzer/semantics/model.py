@@ -504,10 +504,10 @@ class SemanticModel:
         (dep,) = value.deps
         return dep if isinstance(dep, ParamDep) else None
 
-    def key_reuses(self, node: cst.FunctionDef | cst.Module) -> list[KeyReuse]:
-        """PRNG keys consumed twice on some path through the body of a function (or the module's own
-        code). Computed on demand, only where the code calls `jax.random`; nested functions and classes
-        are separate bodies."""
+    def key_reuses(self, node: cst.FunctionDef | cst.Lambda | cst.Module) -> list[KeyReuse]:
+        """PRNG keys consumed twice on some path through the body of a function or lambda (or the
+        module's own code). Computed on demand, only where the code calls `jax.random`; nested functions,
+        lambdas and classes are separate bodies."""
         scope: str | None
         body: Sequence[cst.CSTNode]
         parameters: tuple[str, ...]
@@ -515,7 +515,8 @@ class SemanticModel:
             scope, body, parameters = self.summary.module, node.body, ()
         else:
             params = node.params
-            scope, body = self.function_key(node), node.body.body
+            scope = self.function_key(node)
+            body = node.body.body if isinstance(node, cst.FunctionDef) else (cst.Expr(node.body),)
             parameters = tuple(
                 p.name.value
                 for p in (*params.posonly_params, *params.params, *params.kwonly_params, params.star_arg,

@@ -158,6 +158,8 @@ class PrngKeyReuse(Rule):
         Valid("import jax\ndef step(state, x, rng):\n    k = jax.random.fold_in(rng, state.step)\n"
               "    return x * jax.random.normal(k, x.shape)\ndef two(s1, s2, x, seed):\n"
               "    rng = jax.random.key(seed)\n    return step(s1, x, rng), step(s2, x, rng)\n"),
+        Valid("import jax\ndef noisy(key, xs):\n    keys = jax.random.split(key, xs.shape[0])\n"
+              "    return jax.vmap(lambda k, x: x + jax.random.normal(k, x.shape))(keys, xs)\n"),
         # The statement a test expects to raise never yields what it draws.
         Valid("import jax\nimport pytest\ndef test_shape(key):\n    x = jax.random.normal(key, (3,))\n"
               "    with pytest.raises(ValueError):\n        jax.random.normal(key, (-1,))\n"),
@@ -238,12 +240,17 @@ class PrngKeyReuse(Rule):
         Invalid("import jax\nimport pytest\ndef test_check(key):\n    a = jax.random.normal(key, (3,))\n"
                 "    with pytest.raises(ValueError):\n        b = jax.random.normal(key, (3,))\n        check(a, b)\n",
                 6, 13, "line 4"),
-        # A loop that runs once still draws twice from one key in its body.
         # Folding in a constant derives the same key at every call.
         Invalid("import jax\ndef noise(x, rng):\n    rng = jax.random.fold_in(rng, 0)\n"
                 "    return x * jax.random.normal(rng, x.shape)\n"
                 "def train(xs, seed):\n    rng = jax.random.key(seed)\n    for x in xs:\n        x = noise(x, rng)\n", 8, 13,
                 "every iteration"),
+        # A lambda body is a function body of its own: a vmapped lambda drawing from a captured key.
+        Invalid("import jax\ndef noisy(key, xs):\n    return jax.vmap(lambda x: x + jax.random.normal(key, x.shape))(xs)\n",
+                3, 35, "comes from outside"),
+        Invalid("import jax\ndef f(key):\n    g = lambda: jax.random.normal(key) + jax.random.normal(key)\n"
+                "    return g()\n", 3, 42, "line 3"),
+        # A loop that runs once still draws twice from one key in its body.
         Invalid("import jax\ndef f(key, x0):\n    for x in [x0]:\n        a = jax.random.normal(key)\n"
                 "        b = jax.random.normal(key)\n    return a + b\n", 5, 13, "line 4"),
     )
@@ -252,6 +259,9 @@ class PrngKeyReuse(Rule):
         self._check(self.model.key_reuses(node))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._check(self.model.key_reuses(node))
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
         self._check(self.model.key_reuses(node))
 
     def visit_Call(self, node: cst.Call) -> None:
