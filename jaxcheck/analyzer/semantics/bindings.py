@@ -38,7 +38,8 @@ class ChangeSite:
     """Where a name's value changes: the node (for its line), how, when in traversal order, the code
     that runs it (`scope`: the key of the module or function whose own statements contain it, and the
     `loops` around it there, outermost first), and for an attribute store or a mutation through an
-    attribute (`cfg.alpha = a`, `self.buf.append(v)`) the attribute written (`path`)."""
+    attribute (`cfg.alpha = a`, `self.buf.append(v)`) the attribute written (`path`), or for a store to
+    a constant string item (`CONFIG["lr"] *= 0.9`) :func:`item_path` of its key."""
 
     node: cst.CSTNode
     kind: ChangeKind
@@ -46,6 +47,11 @@ class ChangeSite:
     scope: str = ""
     loops: tuple[int, ...] = ()
     path: str | None = None
+
+
+def item_path(key: str) -> str:
+    """The path of a constant string item (`["lr"]`), distinct from any attribute name."""
+    return f"[{key!r}]"
 
 
 @dataclass(frozen=True, slots=True)

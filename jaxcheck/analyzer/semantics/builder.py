@@ -19,7 +19,7 @@ import libcst as cst
 
 from jaxcheck.analyzer.project import absolute_module
 import jaxcheck.analyzer.semantics.jax_api as jax_api
-from jaxcheck.analyzer.semantics.bindings import MUTATING_METHODS, CallableOrigin, ChangeKind, ChangeSite
+from jaxcheck.analyzer.semantics.bindings import MUTATING_METHODS, CallableOrigin, ChangeKind, ChangeSite, item_path
 from jaxcheck.analyzer.semantics.program_order import CallEvent
 from jaxcheck.analyzer.semantics.prng import is_key_like_name
 from jaxcheck.analyzer.semantics import shapes
@@ -1011,6 +1011,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         value = self._eval(node.value)
         indices = self._slice(node.slice)
         key = structure.constant_key(node.slice)
+        if isinstance(key, str) and id(node.value) in self.records.outer_names:
+            self.records.read_paths[id(node.value)] = item_path(key)
         if value.elements is not None and isinstance(key, int) and -len(value.elements) <= key < len(value.elements):
             return value.elements[key]
         field = value.field(key) if isinstance(key, str) else None
@@ -1742,8 +1744,9 @@ def _operand_count(node: cst.Call, slots: Sequence[jax_api.BodySlot]) -> int | N
 
 
 def _first_attribute(target: cst.BaseExpression, root: cst.Name) -> str | None:
-    """The attribute right after `root` in a store target (`cfg.alpha = a` -> "alpha",
-    `self.buf.append` -> "buf"); None when the root object itself is written (`x[k] = v`)."""
+    """The attribute or constant item right after `root` in a store target (`cfg.alpha = a` -> "alpha",
+    `self.buf.append` -> "buf", `CONFIG["lr"] *= 0.9` -> `item_path("lr")`); None when the root object
+    itself is written (`x[k] = v` with a key that is not a constant string)."""
     node: cst.BaseExpression = target
     attribute: str | None = None
     while node is not root:
@@ -1751,7 +1754,8 @@ def _first_attribute(target: cst.BaseExpression, root: cst.Name) -> str | None:
             attribute = node.attr.value
             node = node.value
         elif isinstance(node, cst.Subscript):
-            attribute = None
+            key = structure.constant_key(node.slice)
+            attribute = item_path(key) if isinstance(key, str) else None
             node = node.value
         elif isinstance(node, cst.Call):
             node = node.func

@@ -69,7 +69,8 @@ class ModuleRecords:
     history: BindingHistory = field(default_factory=BindingHistory)
     program_order: ProgramOrder = field(default_factory=ProgramOrder)
     read_paths: dict[int, str] = field(default_factory=dict)
-    """For a read of an outer name followed by an attribute (`cfg.alpha`), that attribute."""
+    """For a read of an outer name followed by an attribute (`cfg.alpha`), that attribute; followed by
+    a constant string item (`CONFIG["wd"]`), `bindings.item_path` of its key."""
     host_functions: set[str] = field(default_factory=set)
     """Keys of functions passed to host callbacks (`jax.debug.callback`): they run with concrete values."""
     ref_kernels: set[str] = field(default_factory=set)

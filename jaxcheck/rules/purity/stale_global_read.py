@@ -51,7 +51,8 @@ class StaleGlobalRead(Rule):
     Constants bound once, imports, functions and `typing.Final` names are never reported, nor setup
     that finishes before any call (straight-line module code, a finished module-level loop, a registry
     filled at import time), nor a store after the last call, nor a store to another attribute
-    (`FLAGS.a = 1` does not change `FLAGS.b`), nor a store that only adds an entry (`table[k] = v` under
+    (`FLAGS.a = 1` does not change `FLAGS.b`) or to another constant key (`CONFIG["lr"] *= 0.9` does not
+    change `CONFIG["wd"]`), nor a store that only adds an entry (`table[k] = v` under
     `if k not in table:` or after `if k in table: raise`: a memo or a registry never changes an entry
     a trace has read). A lax body made anew each time the lax call runs (a lambda or `partial(...)`
     written in the call, a function defined beside it) is traced again each time: it goes stale only
@@ -137,6 +138,9 @@ class StaleGlobalRead(Rule):
         # Attribute paths: a store to another attribute does not change what is read.
         Valid("import jax\nclass Flags:\n    a = 0\n    b = 1\nFLAGS = Flags()\n@jax.jit\ndef f(x):\n"
               "    return x * FLAGS.b\ndef setup():\n    FLAGS.a = 1\n"),
+        Valid("import jax\nCONFIG = {'lr': 0.1, 'wd': 1e-4}\n@jax.jit\ndef step(w, g):\n"
+              "    return w - 0.1 * (g + CONFIG['wd'] * w)\ndef train(w, gs):\n    for g in gs:\n"
+              "        w = step(w, g)\n        CONFIG['lr'] *= 0.9\n    return w\n"),
         Valid("import jax\nclass Wrapper:\n    def __init__(self, env):\n        self._env = env\n"
               "        def step(s):\n            return self._env.step(s)\n        self._step = jax.jit(step)\n"
               "    def run(self, s):\n        self._state = self._step(s)\n"),
@@ -157,6 +161,9 @@ class StaleGlobalRead(Rule):
                 "for epoch in range(10):\n    w = step(w)\n    lr = lr * 0.5\n", 4, 16),
         Invalid("import jax\nclass Flags:\n    b = 1\nFLAGS = Flags()\n@jax.jit\ndef f(x):\n"
                 "    return x * FLAGS.b\ndef setup():\n    FLAGS.b = 2\n", 7, 16),
+        Invalid("import jax\nCONFIG = {'lr': 0.1, 'wd': 1e-4}\n@jax.jit\ndef step(w, g):\n"
+                "    return w - CONFIG['lr'] * (g + CONFIG['wd'] * w)\ndef train(w, gs):\n    for g in gs:\n"
+                "        w = step(w, g)\n        CONFIG['lr'] *= 0.9\n    return w\n", 5, 16),
         Invalid("import jax\nrate = 0.1\n@jax.jit\ndef f(x):\n    return x * rate\ndef set_rate(r):\n"
                 "    global rate\n    rate = r\n", 5, 16, "line 8"),
         Invalid("import jax\nweights = [1.0, 2.0]\n@jax.jit\ndef f(x):\n    return x * weights[0]\n"
