@@ -58,6 +58,7 @@ from jaxcheck.analyzer.semantics.values import (
     LOGGER,
     NUMPY_ARRAY,
     NUMPY_GENERATOR,
+    SEEDED_GENERATOR,
     JAX_ARRAY,
     PYTHON_CONTAINER,
     PYTHON_SET,
@@ -97,6 +98,8 @@ _OBJECT_FACTORIES = {
     "pathlib.WindowsPath": FILESYSTEM_PATH,
 }
 """Calls whose result is an object with impure methods, tracked through assignments."""
+_SEEDED_BY_ARGUMENT = frozenset({"numpy.random.default_rng", "numpy.random.RandomState"})
+"""Generator factories whose first argument (or `seed=`) is the seed; without one they seed from entropy."""
 _PATH_METHODS = frozenset({"joinpath", "with_name", "with_suffix", "with_stem", "resolve", "absolute", "expanduser"})
 _PURE_PREFIXES = ("jax.", "builtins.", "numpy.", "math.", "logging.")
 """Callables that never replace what a container passed to them holds."""
@@ -1305,7 +1308,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         if name is not None:
             kind = _OBJECT_FACTORIES.get(name)
             if kind is not None:
-                return Value(NO_DEPS, kind)
+                return Value(NO_DEPS, kind | (SEEDED_GENERATOR if name in _SEEDED_BY_ARGUMENT and _seeded(node) else 0))
             if name == "builtins.setattr" and node.args and isinstance(node.args[0].value, cst.Name):
                 attribute = node.args[1].value if len(node.args) > 1 else None
                 names = literal_strings(attribute) if isinstance(attribute, cst.SimpleString) else None
@@ -1741,6 +1744,12 @@ def _operand_count(node: cst.Call, slots: Sequence[jax_api.BodySlot]) -> int | N
 
 
 
+
+
+def _seeded(factory: cst.Call) -> bool:
+    """Whether a generator factory call passes a seed (not the literal None, which asks for entropy)."""
+    seed = argument(factory, 0, ("seed",))
+    return seed is not None and not (isinstance(seed, cst.Name) and seed.value == "None")
 
 
 def _first_attribute(target: cst.BaseExpression, root: cst.Name) -> str | None:

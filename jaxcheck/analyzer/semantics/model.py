@@ -30,6 +30,7 @@ from jaxcheck.analyzer.semantics.values import (
     LOGGER,
     NUMPY_ARRAY,
     NUMPY_GENERATOR,
+    SEEDED_GENERATOR,
     PYTHON_CONTAINER,
     UNKNOWN,
     ParamDep,
@@ -334,6 +335,13 @@ class SemanticModel:
 
     def is_numpy_generator(self, node: cst.BaseExpression) -> bool:
         return bool(self.value_of(node).flags & NUMPY_GENERATOR)
+
+    def is_fresh_seeded_generator(self, node: cst.BaseExpression) -> bool:
+        """A NumPy generator seeded explicitly and made by the code reading it (not one kept outside
+        every trace around the read): each trace makes it anew and draws the same numbers from it."""
+        if not self.value_of(node).flags & SEEDED_GENERATOR:
+            return False
+        return not (isinstance(node, cst.Name) and self.outer_state(node) is not None)
 
     def is_filesystem_path(self, node: cst.BaseExpression) -> bool:
         return bool(self.value_of(node).flags & FILESYSTEM_PATH)

@@ -233,6 +233,9 @@ LOGGER = 1 << 8
 """A `logging.Logger` (from `logging.getLogger`)."""
 NUMPY_GENERATOR = 1 << 9
 """A NumPy random generator (`np.random.default_rng`, `RandomState`): its draws are impure."""
+SEEDED_GENERATOR = 1 << 14
+"""A NumPy generator made with an explicit seed (`np.random.default_rng(0)`, `RandomState(seed)`): a
+fresh one draws the same numbers every time it is made."""
 FILESYSTEM_PATH = 1 << 10
 """A `pathlib` path: its `write_text`/`write_bytes` methods write files."""
 PYTHON_CONTAINER = 2

@@ -23,8 +23,9 @@ class ImpureCallInTracedFunction(Rule):
     """
     ## What it does
     Finds calls whose result changes from call to call inside code traced by `jax.jit`, `pmap`,
-    `lax` bodies and other caching transforms: `numpy.random` functions and `Generator` methods, the
-    `random` module, `time.*`, `datetime.now`/`today`, `os.urandom`, `uuid.*`, and `next()` on an
+    `lax` bodies and other caching transforms: `numpy.random` functions and `Generator` methods (not
+    those of a generator the traced code makes with an explicit seed: it draws the same numbers on
+    every trace), the `random` module, `time.*`, `datetime.now`/`today`, `os.urandom`, `uuid.*`, and `next()` on an
     iterator that lives outside the traced function.
 
     ## Why is this bad?
@@ -75,6 +76,9 @@ class ImpureCallInTracedFunction(Rule):
         Valid("import jax\nimport numpy as np\nrng = np.random.default_rng(0)\nnoise = rng.normal(size=3)\n"
               "@jax.jit\ndef f(x):\n    return x + noise\n"),
         Valid("import jax\nfrom jax import random\n@jax.jit\ndef f(key):\n    return random.uniform(key)\n"),
+        # A generator made in the trace with a fixed seed gives the same constants on every trace.
+        Valid("import jax\nimport numpy as np\n@jax.jit\ndef features(x):\n    rng = np.random.default_rng(0)\n"
+              "    return x @ rng.normal(size=(x.shape[-1], 8))\n"),
         Valid("import jax\nimport datetime\n@jax.jit\ndef f(x):\n    return x * datetime.timedelta(days=1).days\n"),
         Valid("import jax\nimport numpy as np\ndef jitter():\n    return np.random.rand()\n"
               "@jax.jit\ndef f(x):\n    return x\ny = f(1.0) + jitter()\n"),
@@ -85,6 +89,8 @@ class ImpureCallInTracedFunction(Rule):
         Invalid("import jax\nimport random\n@jax.jit\ndef f(x):\n    return x * random.random()\n", 5, 16),
         Invalid("import jax\nimport time\n@jax.jit\ndef f(x):\n    return x + time.time()\n", 5, 16),
         Invalid("import jax\nimport numpy as np\nrng = np.random.default_rng(0)\n@jax.jit\ndef f(x):\n"
+                "    return x + rng.normal()\n", 6, 16),
+        Invalid("import jax\nimport numpy as np\n@jax.jit\ndef f(x):\n    rng = np.random.default_rng()\n"
                 "    return x + rng.normal()\n", 6, 16),
         Invalid("import jax\nfrom datetime import datetime\n@jax.jit\ndef f(x):\n    t = datetime.now()\n"
                 "    return x\n", 5, 9),
@@ -119,7 +125,8 @@ class ImpureCallInTracedFunction(Rule):
                 return self._outer_iterator(node.args[0].value)
             return None
         func = node.func
-        if isinstance(func, cst.Attribute) and self.model.is_numpy_generator(func.value):
+        if (isinstance(func, cst.Attribute) and self.model.is_numpy_generator(func.value)
+                and not self.model.is_fresh_seeded_generator(func.value)):
             return f"NumPy generator method `.{func.attr.value}()`"
         return None
 
