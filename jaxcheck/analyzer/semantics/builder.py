@@ -142,6 +142,10 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         self.parameter_use = ParameterUse()
         self._parameter_folds: set[int] = set()
         """`jax.random.fold_in` calls that probe a parameter key (see :meth:`_note_fold`)."""
+        self._eager_blocks: dict[str, int] = {}
+        """How many `with jax.ensure_compile_time_eval():` blocks each function is inside here: there, array
+        operations on concrete values are computed at once, not staged (the function's own body only:
+        a function defined in the block runs later, outside it)."""
         self._folded_values: dict[int, Value] = {}
         """The values such folds bound back to the parameter's own name, by id (kept alive here)."""
         self._container_params: dict[str, frozenset[str]] = {}
@@ -561,11 +565,20 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
 
     def _with(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.With)
+        eager = False
         for item in node.items:
             self._eval(item.item)
             if item.asname is not None:
                 self._bind(item.asname.name, UNKNOWN)
-        self._suite(node.body)
+            eager |= isinstance(item.item, cst.Call) and self.records.call_names.get(id(item.item)) in jax_api.COMPILE_TIME_EVAL
+        key = self._function_key
+        if eager:
+            self._eager_blocks[key] = self._eager_blocks.get(key, 0) + 1
+        try:
+            self._suite(node.body)
+        finally:
+            if eager:
+                self._eager_blocks[key] -= 1
 
     def _match(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.Match)
@@ -1261,7 +1274,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         if name is None or not name.startswith(_PURE_PREFIXES):
             for arg in node.args:  # `to_numpy(params)` may replace what `params` holds
                 self._forget_structure(arg.value)
-        staged = self._staged_here()
+        staged = UNKNOWN if self._eager_blocks.get(self._function_key) else self._staged_here()
         transform = self.transforms.get(name) if name is not None else None
         if transform is not None:
             self._transform_call(node, transform)

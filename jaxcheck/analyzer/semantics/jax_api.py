@@ -414,6 +414,10 @@ TIMERS = frozenset(
 """Clock reads that time a piece of host code."""
 BLOCKING_CALLS = frozenset({"jax.block_until_ready", "jax.device_get"})
 """Calls that wait for their arguments' computations (besides any host conversion)."""
+COMPILE_TIME_EVAL = frozenset({"jax.ensure_compile_time_eval", "jax.core.eval_context"})
+"""Context managers under which JAX computes operations on concrete values at once instead of staging
+them: inside, `jnp.arange(8) ** 2` is a concrete array even in a jitted function (values from traced
+arguments stay tracers)."""
 EXPECTED_RAISES = frozenset(
     {"pytest.raises", "numpy.testing.assert_raises", "numpy.testing.assert_raises_regex"}
 )

@@ -61,6 +61,9 @@ class PythonBranchOnTracer(Rule):
     summary = "Python `if`/`while`/`and`/`or`/`not`/`min`/`max` on a traced value under jit, vmap, pmap or lax bodies"
 
     VALID = (
+        Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    with jax.ensure_compile_time_eval():\n"
+              "        table = jnp.arange(8) ** 2\n        if table[1] > 0:\n            table = table + 1\n"
+              "    return x + table[3]\n"),
         Valid("import jax\nimport jax.numpy as jnp\nimport equinox as eqx\n@eqx.filter_jit\ndef run(x, n):\n"
               "    if n > 2:\n        return x\n    return -x\nrun(jnp.ones(3), 2)\n"),
         # `apply(..., method=Model.embed)` runs `embed`, not `__call__`.

@@ -84,6 +84,9 @@ class TracerConcretization(Rule):
     summary = "`int()`/`float()`/`.item()`/NumPy/`math`/`range()`/list indexing/`axis=` on a traced value"
 
     VALID = (
+        # Under `jax.ensure_compile_time_eval()`, operations on constants are computed at once.
+        Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    with jax.ensure_compile_time_eval():\n"
+              "        n = int((jnp.arange(8) ** 2).sum())\n    return x * n\n"),
         # A helper that raises on a tracer (`if isinstance(v, Tracer): raise`) ends the traced path.
         Valid("import jax\nimport jax.numpy as jnp\nimport numpy as np\ndef concrete(v):\n"
               "    if isinstance(v, jax.core.Tracer):\n        raise TypeError('v must be concrete')\n    return float(v)\n"
@@ -117,6 +120,10 @@ class TracerConcretization(Rule):
         Valid("import jax\n@jax.jit\ndef f(xs):\n    for i in range(len(xs)):\n        xs = xs.at[i].set(0)\n    return xs\n"),
     )
     INVALID = (
+        Invalid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    with jax.ensure_compile_time_eval():\n"
+                "        n = int(x.sum())\n    return x * n\n", 6, 13),
+        Invalid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return x * int((jnp.arange(8) ** 2).sum())\n",
+                5, 16),
         Invalid("import jax\nimport jax.numpy as jnp\nimport numpy as np\ndef concrete(v):\n"
                 "    if isinstance(v, jax.core.Tracer):\n        raise TypeError('v must be concrete')\n    return float(v)\n"
                 "def validate(m, step):\n    out = np.asarray(m)\n    concrete(step)\n    return out\n"
