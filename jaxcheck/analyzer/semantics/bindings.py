@@ -39,7 +39,8 @@ class ChangeSite:
     that runs it (`scope`: the key of the module or function whose own statements contain it, and the
     `loops` around it there, outermost first), and for an attribute store or a mutation through an
     attribute (`cfg.alpha = a`, `self.buf.append(v)`) the attribute written (`path`), or for a store to
-    a constant string item (`CONFIG["lr"] *= 0.9`) :func:`item_path` of its key."""
+    a constant string item (`CONFIG["lr"] *= 0.9`) its key: config objects (`ConfigDict`, `EasyDict`)
+    serve `cfg["lr"]` and `cfg.lr` alike, so an attribute and an item of one name are one path."""
 
     node: cst.CSTNode
     kind: ChangeKind
@@ -47,11 +48,6 @@ class ChangeSite:
     scope: str = ""
     loops: tuple[int, ...] = ()
     path: str | None = None
-
-
-def item_path(key: str) -> str:
-    """The path of a constant string item (`["lr"]`), distinct from any attribute name."""
-    return f"[{key!r}]"
 
 
 @dataclass(frozen=True, slots=True)

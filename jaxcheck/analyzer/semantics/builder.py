@@ -19,11 +19,11 @@ import libcst as cst
 
 from jaxcheck.analyzer.project import absolute_module
 import jaxcheck.analyzer.semantics.jax_api as jax_api
-from jaxcheck.analyzer.semantics.bindings import MUTATING_METHODS, CallableOrigin, ChangeKind, ChangeSite, item_path
+from jaxcheck.analyzer.semantics.bindings import MUTATING_METHODS, CallableOrigin, ChangeKind, ChangeSite
 from jaxcheck.analyzer.semantics.program_order import CallEvent
 from jaxcheck.analyzer.semantics.prng import is_key_like_name
 from jaxcheck.analyzer.semantics import shapes
-from jaxcheck.analyzer.semantics.parameter_use import KEY_FOLD, PROBE_ATTRIBUTES, PROBE_CALLS, TREE_MAPS, ParameterUse
+from jaxcheck.analyzer.semantics.parameter_use import PROBE_ATTRIBUTES, PROBE_CALLS, TREE_MAPS, ParameterUse
 from jaxcheck.analyzer.semantics.records import ModuleRecords, OuterName, TransformSite
 from jaxcheck.analyzer.semantics.scopes import (
     VARIABLE,
@@ -72,7 +72,7 @@ from jaxcheck.analyzer.semantics.values import (
     Value,
     combine,
 )
-from jaxcheck.analyzer.tree import child_nodes, descendants
+from jaxcheck.analyzer.tree import child_nodes
 
 Env = dict[str, Value]
 FunctionNode = cst.FunctionDef | cst.Lambda
@@ -141,7 +141,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         self.wide_dtypes = False
         self.parameter_use = ParameterUse()
         self._parameter_folds: set[int] = set()
-        """`jax.random.fold_in` calls that probe a parameter key (see :meth:`_note_fold`)."""
+        """`jax.random.fold_in` calls that make a key of the call's own from a parameter key (see
+        :meth:`_note_fold`)."""
         self._eager_blocks: dict[str, int] = {}
         """How many `with jax.ensure_compile_time_eval():` blocks each function is inside here: there, array
         operations on concrete values are computed at once, not staged (the function's own body only:
@@ -196,7 +197,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         functions = {
             key: replace(
                 f, returns=self.returns.get(key, UNKNOWN).deps, return_elements=self._return_elements(key),
-                inert_params=self.parameter_use.inert(key, f.parameters),
+                inert_params=(inert := self.parameter_use.inert(key, f.parameters)),
+                key_folds=self.parameter_use.folds(key, inert),
                 draws=frozenset(self._draws.get(key, ())),
                 transformed_params=tuple(self._transformed_params.get(key, ())),
                 array_leaves=self._return_leaves.get(key, frozenset()),
@@ -932,7 +934,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                 owner, binding = resolved
                 if binding.kind is BindingKind.IMPORT:
                     self._reference(node, binding.target)
-                if self._is_parameter(owner, node.value) and id(self.scope.load(node.value)) not in self._folded_values:
+                if self._reads_parameter(owner, node.value):
                     self.parameter_use.read(owner.key, node.value)
                 if owner.function_scope() is not function and owner.kind is not ScopeKind.CLASS:
                     if binding.kind in (BindingKind.VARIABLE, BindingKind.IMPORT):
@@ -967,28 +969,40 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             names = self._parameter_names[owner.key] = frozenset(function.parameters if function else ())
         return name in names
 
+    def _reads_parameter(self, owner: Scope, name: str) -> bool:
+        """Whether `name`, bound in `owner`, is a parameter of it and still holds the value passed (not a
+        key a probing fold bound back to the name: `rng = jax.random.fold_in(rng, step)`)."""
+        return self._is_parameter(owner, name) and id(self.scope.load(name)) not in self._folded_values
+
     def _note_probe(self, node: cst.BaseExpression) -> None:
         """`node` is only probed here (`.shape`, `isinstance(node, ...)`, `node is None`)."""
         if isinstance(node, cst.Name):
             resolved = self.scope.resolve(node.value)
-            if resolved is not None and self._is_parameter(resolved[0], node.value):
+            if resolved is not None and self._reads_parameter(resolved[0], node.value):
                 self.parameter_use.probed(resolved[0].key, node.value)
 
     def _note_fold(self, key: cst.BaseExpression, data: cst.BaseExpression) -> bool:
-        """`jax.random.fold_in(key, data)`: a parameter `key` folded with data read from another parameter
-        of the same function is a probe of `key` (each call folds in its own data). Returns whether it is."""
+        """`jax.random.fold_in(key, data)`: a parameter `key` of this function folded with data read from
+        its other parameters (not only their shape, not the method's receiver) is a probe of `key` (each
+        call folds in its own data, unless it passes the same). Returns whether the result is a key of the
+        call's own: such a fold, or any fold of a key such a fold made (`fold_in(rng, worker)` after
+        `rng = fold_in(rng, step)`)."""
         if not isinstance(key, cst.Name):
             return False
+        if id(self.scope.load(key.value)) in self._folded_values:
+            return True
         resolved = self.scope.resolve(key.value)
-        if resolved is None or not self._is_parameter(resolved[0], key.value):
+        owner = self.scope.function_scope()
+        if resolved is None or resolved[0] is not owner or not self._reads_parameter(owner, key.value):
             return False
-        for name in descendants(data, outside=(cst.Lambda,)):
-            if isinstance(name, cst.Name) and name.value != key.value:
-                other = self.scope.resolve(name.value)
-                if other is not None and other[0] is resolved[0] and self._is_parameter(other[0], name.value):
-                    self.parameter_use.probed(resolved[0].key, key.value)
-                    return True
-        return False
+        parameters = frozenset(
+            name for name in _data_names(data)
+            if name != key.value and name != owner.self_name and (found := self.scope.resolve(name)) is not None
+            and found[0] is owner and self._is_parameter(owner, name)
+        )
+        if parameters:
+            self.parameter_use.folded(owner.key, key.value, parameters)
+        return bool(parameters)
 
     def _note_folded_binding(self, value: cst.BaseExpression, bound: Value) -> None:
         """`rng = jax.random.fold_in(rng, step)` (a fold probing parameter `rng`): the key `rng` holds from
@@ -1028,7 +1042,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         indices = self._slice(node.slice)
         key = structure.constant_key(node.slice)
         if isinstance(key, str) and id(node.value) in self.records.outer_names:
-            self.records.read_paths[id(node.value)] = item_path(key)
+            self.records.read_paths[id(node.value)] = key
         if value.elements is not None and isinstance(key, int) and -len(value.elements) <= key < len(value.elements):
             return value.elements[key]
         field = value.field(key) if isinstance(key, str) else None
@@ -1248,6 +1262,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                 # `jax.jit(f)(x)`: read `x` first, so the root of `f` knows which arguments are arrays
                 early_args = self._immediate_args[id(node)] = [self._eval(arg.value) for arg in node.args]
         called = self._eval(node.func)
+        if isinstance(node.func, cst.Attribute):  # `CONFIG.get("wd")`: a method may read any part of its object
+            self.records.read_paths.pop(id(node.func.value), None)
         name = qualified_name(self.scope, node.func)
         if name is not None:
             self.records.call_names[id(node)] = name
@@ -1264,7 +1280,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                 self.records.random_scopes.add(self._function_key)
             if name in PROBE_CALLS and node.args:
                 self._note_probe(node.args[0].value)
-            elif name == KEY_FOLD and len(node.args) >= 2 and self._note_fold(node.args[0].value, node.args[1].value):
+            elif name == jax_api.KEY_FOLD and len(node.args) >= 2 and self._note_fold(node.args[0].value, node.args[1].value):
                 self._parameter_folds.add(id(node))
         args = early_args if early_args is not None else [self._eval(arg.value) for arg in node.args]
         if name in TREE_MAPS and node.args and self._only_probes(node.args[0].value):
@@ -1759,6 +1775,18 @@ def _operand_count(node: cst.Call, slots: Sequence[jax_api.BodySlot]) -> int | N
 
 
 
+def _data_names(node: cst.CSTNode) -> Iterator[str]:
+    """The names whose values `node` reads, not counting those it only probes (`x.ndim`, `x.shape[0]`)
+    nor the bodies of lambdas."""
+    if isinstance(node, cst.Name):
+        yield node.value
+    elif isinstance(node, cst.Attribute) and node.attr.value in PROBE_ATTRIBUTES:
+        return
+    elif not isinstance(node, cst.Lambda):
+        for child in child_nodes(node):
+            yield from _data_names(child)
+
+
 def _seeded(factory: cst.Call) -> bool:
     """Whether a generator factory call passes a seed (not the literal None, which asks for entropy)."""
     seed = argument(factory, 0, ("seed",))
@@ -1767,7 +1795,7 @@ def _seeded(factory: cst.Call) -> bool:
 
 def _first_attribute(target: cst.BaseExpression, root: cst.Name) -> str | None:
     """The attribute or constant item right after `root` in a store target (`cfg.alpha = a` -> "alpha",
-    `self.buf.append` -> "buf", `CONFIG["lr"] *= 0.9` -> `item_path("lr")`); None when the root object
+    `self.buf.append` -> "buf", `CONFIG["lr"] *= 0.9` -> "lr"); None when the root object
     itself is written (`x[k] = v` with a key that is not a constant string)."""
     node: cst.BaseExpression = target
     attribute: str | None = None
@@ -1777,7 +1805,7 @@ def _first_attribute(target: cst.BaseExpression, root: cst.Name) -> str | None:
             node = node.value
         elif isinstance(node, cst.Subscript):
             key = structure.constant_key(node.slice)
-            attribute = item_path(key) if isinstance(key, str) else None
+            attribute = key if isinstance(key, str) else None
             node = node.value
         elif isinstance(node, cst.Call):
             node = node.func

@@ -293,6 +293,10 @@ KEY_SOURCES = frozenset(
     f"jax.random.{name}" for name in ("key", "PRNGKey", "split", "fold_in", "wrap_key_data", "clone")
 )
 SEEDED_KEY_SOURCES = frozenset({"jax.random.key", "jax.random.PRNGKey"})
+KEY_FOLD = "jax.random.fold_in"
+"""Derives a key from a key and data: calls passing different data draw different bits."""
+DERIVED_KEY_SOURCES = SEEDED_KEY_SOURCES | {KEY_FOLD}
+"""Calls whose key is a function of their arguments alone: the same arguments give the same key."""
 BATCHING_TRANSFORMS = frozenset({"jax.vmap", "flax.nnx.vmap", "equinox.filter_vmap"})
 """Staged transforms that trace only the values they map: an array operation on anything else runs
 eagerly on concrete values (only jit-like transforms and lax bodies stage every operation: omnistaging)."""

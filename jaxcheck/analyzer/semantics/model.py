@@ -602,18 +602,39 @@ class SemanticModel:
 
     def _ignores_argument(self, call: cst.Call, position: int | None, keyword: str | None) -> bool:
         """True when the call's callee is a project function that only probes the parameter this
-        argument binds to (`is_prng_key(key)` reads `key.shape`): passing a key there draws nothing."""
+        argument binds to (`is_prng_key(key)` reads `key.shape`): passing a key there draws nothing. A
+        parameter the callee folds data into (`fold_in(rng, step)`) draws nothing only when the call
+        passes some of that data, and not as a literal: leaving defaults or passing constants folds the
+        same data on every call."""
         name = self.call_name(call)
         callee = self._named(name) if name is not None else None
         if callee is None:
             return False
-        parameter = callee.parameter_for(position, keyword, self._bound_arguments(call, callee))
-        return parameter is not None and parameter in callee.inert_params
+        bound = self._bound_arguments(call, callee)
+        parameter = callee.parameter_for(position, keyword, bound)
+        if parameter is None or parameter not in callee.inert_params:
+            return False
+        data = dict(callee.key_folds).get(parameter)
+        return data is None or any(_varying_argument(call, callee, bound, name) for name in data)
 
     @staticmethod
     def functional_update(node: cst.Call) -> cst.BaseExpression | None:
         """The array `x` when `node` is `x.at[...].<method>(...)`; None otherwise."""
         return at_receiver(node.func)
+
+
+def _varying_argument(call: cst.Call, callee: FunctionSummary, bound: int, parameter: str) -> bool:
+    """Whether `call` passes parameter `parameter` of `callee` an argument that is not a literal (a
+    default left in place, or a constant, is the same on every call)."""
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            return True  # `*args`/`**kwargs` may pass it: the analysis cannot tell
+        index = position if arg.keyword is None else None
+        position += arg.keyword is None
+        if callee.parameter_for(index, arg.keyword.value if arg.keyword else None, bound) == parameter:
+            return not isinstance(arg.value, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString))
+    return False
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,11 +2,12 @@
 
 A PRNG key passed to such a parameter is not consumed (`is_prng_key(key)` reads `key.dtype` and
 `key.shape`; a helper that ignores its `key` draws nothing; mapping a probing lambda over it with
-`jax.tree.map` probes it too). Folding another parameter into it (`jax.random.fold_in(rng, step)`, as a
-train step does with its base dropout key) counts as a probe too: each call draws from a key of its own
-unless it passes the same data again, which the analysis cannot tell, so it says nothing. The builder reports every read of a
-parameter and every read that is a probe while its one traversal runs; a parameter is *inert* when
-all of its reads are probes (or it is never read).
+`jax.tree.map` probes it too). Folding data from other parameters into it (`jax.random.fold_in(rng,
+step)`, as a train step does with its base dropout key) counts as a probe too, and the data parameters
+are recorded (:meth:`ParameterUse.folds`): a call draws from a key of its own unless it passes the same
+data again, which a caller's check can only tell for literals and defaults. The builder reports every
+read of a parameter and every read that is a probe while its one traversal runs; a parameter is
+*inert* when all of its reads are probes (or it is never read).
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ PROBE_CALLS = frozenset(
     }
 )
 """Calls that only look at their first argument's type or shape."""
-KEY_FOLD = "jax.random.fold_in"
-"""Derives a key from a key and data: calls passing different data draw different bits."""
 TREE_MAPS = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"})
 """Calls that apply their first argument to each leaf of the trees after it: when that function only
 probes its parameter (`lambda y: isinstance(y, jax.Array)`), the trees are only probed."""
@@ -35,12 +34,23 @@ class ParameterUse:
     def __init__(self) -> None:
         self._reads: Counter[tuple[str, str]] = Counter()
         self._probes: Counter[tuple[str, str]] = Counter()
+        self._fold_data: dict[tuple[str, str], set[str]] = {}
 
     def read(self, function: str, name: str) -> None:
         self._reads[(function, name)] += 1
 
     def probed(self, function: str, name: str) -> None:
         self._probes[(function, name)] += 1
+
+    def folded(self, function: str, name: str, data: frozenset[str]) -> None:
+        """Parameter `name` is read to fold in data from the parameters `data` (a probe of `name`)."""
+        self._probes[(function, name)] += 1
+        self._fold_data.setdefault((function, name), set()).update(data)
+
+    def folds(self, function: str, inert: frozenset[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """The `inert` parameters of `function` read by folds, each with the parameters folded into it."""
+        return tuple((name, tuple(sorted(self._fold_data[(function, name)])))
+                     for name in sorted(inert) if (function, name) in self._fold_data)
 
     def inert(self, function: str, parameters: tuple[str, ...]) -> frozenset[str]:
         """The `parameters` of `function` whose every read is a probe."""

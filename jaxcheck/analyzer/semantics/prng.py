@@ -593,9 +593,10 @@ class _Analysis:
         return None
 
     def seeded_origin(self, value: cst.BaseExpression | None) -> int | None:
-        """The id of `jax.random.key(seed)` inside a loop when `seed` is the same in every iteration, or
-        in a function run per example or loop step when `seed` is the same on every run."""
-        if not isinstance(value, cst.Call) or self.call_name(value) not in jax_api.SEEDED_KEY_SOURCES:
+        """The id of `jax.random.key(seed)` (or `jax.random.fold_in(key, data)`) inside a loop when its
+        arguments are the same in every iteration, or in a function run per example or loop step when
+        they are the same on every run."""
+        if not isinstance(value, cst.Call) or self.call_name(value) not in jax_api.DERIVED_KEY_SOURCES:
             return None
         loop = self._repeating()
         if loop is None:
@@ -636,7 +637,7 @@ def _assigned_names(node: cst.CSTNode) -> set[str]:
 
 
 def _invariant(node: cst.BaseExpression, assigned: frozenset[str]) -> bool:
-    """A seed built from literals and names the loop never rebinds (`0`, `seed`, `cfg.seed + 1`)."""
+    """A seed (or key) built from literals and names the loop never rebinds (`0`, `seed`, `cfg.seed + 1`)."""
     if isinstance(node, (cst.Integer, cst.SimpleString)):
         return True
     if isinstance(node, cst.Name):

@@ -70,7 +70,8 @@ class ModuleRecords:
     program_order: ProgramOrder = field(default_factory=ProgramOrder)
     read_paths: dict[int, str] = field(default_factory=dict)
     """For a read of an outer name followed by an attribute (`cfg.alpha`), that attribute; followed by
-    a constant string item (`CONFIG["wd"]`), `bindings.item_path` of its key."""
+    a constant string item (`CONFIG["wd"]`), its key (see `ChangeSite.path`); none when the attribute
+    is a method called (`CONFIG.get("wd")` may read any item)."""
     host_functions: set[str] = field(default_factory=set)
     """Keys of functions passed to host callbacks (`jax.debug.callback`): they run with concrete values."""
     ref_kernels: set[str] = field(default_factory=set)

@@ -352,11 +352,12 @@ class Solution:
 
     def _read_facts(self, function: FunctionSummary) -> tuple[object, ...]:
         """What a lint reads of another module's function it finds: the parameters arguments bind to
-        (only when some parameter probes or draws: no other read binds an argument), those parameters,
+        (only when some parameter probes or draws: no other read binds an argument), those parameters
+        (with the data folded into the probed ones),
         its array leaves, and whether a staging transform is applied to it directly."""
         probes = function.inert_params or function.draws
         binding = (function.positional, function.keyword_only, function.var_positional, function.var_keyword)
-        return (binding if probes else (), sorted(function.inert_params), sorted(function.draws),
+        return (binding if probes else (), sorted(function.inert_params), function.key_folds, sorted(function.draws),
                 sorted(map(repr, function.array_leaves)), self._staged_root(function.key))
 
     def _staged_root(self, key: str) -> bool:

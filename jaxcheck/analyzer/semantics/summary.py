@@ -33,7 +33,8 @@ class FunctionSummary:
     `inert_params` are the parameters the body only probes (see :mod:`.parameter_use`); `memoized`
     functions (`functools.cache`, `lru_cache`, a project's `*cache` decorator) run once per argument;
     `defaults` are the parameters with a Python default, `falsy_defaults` those whose default is false
-    (`False`, `None`, `0`, an empty literal).
+    (`False`, `None`, `0`, an empty literal). `key_folds` are the inert parameters the body reads only to
+    fold data from other parameters into (`jax.random.fold_in(rng, step)`), with those parameters.
     """
 
     key: str
@@ -47,6 +48,7 @@ class FunctionSummary:
     returns: Deps = frozenset()
     return_elements: tuple[Deps, ...] | None = None
     inert_params: frozenset[str] = frozenset()
+    key_folds: tuple[tuple[str, tuple[str, ...]], ...] = ()
     memoized: bool = False
     defaults: frozenset[str] = frozenset()
     falsy_defaults: frozenset[str] = frozenset()

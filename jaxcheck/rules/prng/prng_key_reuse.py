@@ -6,6 +6,7 @@ import libcst as cst
 
 from jaxcheck.analyzer.rule import Invalid, Rule, Valid
 from jaxcheck.analyzer.semantics import KeyReuse
+from jaxcheck.analyzer.semantics.jax_api import KEY_FOLD
 
 _SPLIT = "split it first: `key, subkey = jax.random.split(key)`"
 
@@ -160,6 +161,13 @@ class PrngKeyReuse(Rule):
               "    rng = jax.random.key(seed)\n    return step(s1, x, rng), step(s2, x, rng)\n"),
         Valid("import jax\ndef noisy(key, xs):\n    keys = jax.random.split(key, xs.shape[0])\n"
               "    return jax.vmap(lambda k, x: x + jax.random.normal(k, x.shape))(keys, xs)\n"),
+        Valid("import jax\ndef train(key, x, epochs, steps):\n    for epoch in range(epochs):\n"
+              "        for step in range(steps):\n            k = jax.random.fold_in(jax.random.fold_in(key, epoch), step)\n"
+              "            x = x + jax.random.normal(k, x.shape)\n    return x\n"),
+        Valid("import jax\ndef step(x, rng, i, worker):\n    rng = jax.random.fold_in(rng, i)\n"
+              "    rng = jax.random.fold_in(rng, worker)\n    return jax.random.normal(rng, x.shape)\n"
+              "def train(xs, seed):\n    rng = jax.random.key(seed)\n    for i, x in enumerate(xs):\n"
+              "        x = step(x, rng, i, 0)\n"),
         # The statement a test expects to raise never yields what it draws.
         Valid("import jax\nimport pytest\ndef test_shape(key):\n    x = jax.random.normal(key, (3,))\n"
               "    with pytest.raises(ValueError):\n        jax.random.normal(key, (-1,))\n"),
@@ -240,7 +248,24 @@ class PrngKeyReuse(Rule):
         Invalid("import jax\nimport pytest\ndef test_check(key):\n    a = jax.random.normal(key, (3,))\n"
                 "    with pytest.raises(ValueError):\n        b = jax.random.normal(key, (3,))\n        check(a, b)\n",
                 6, 13, "line 4"),
-        # Folding in a constant derives the same key at every call.
+        # Folding in a constant derives the same key at every call: in the helper, left as a default, or
+        # passed as a literal.
+        Invalid("import jax\ndef noise(x, rng, i=0):\n    rng = jax.random.fold_in(rng, i)\n"
+                "    return x * jax.random.normal(rng, x.shape)\n"
+                "def train(xs, seed):\n    rng = jax.random.key(seed)\n    for x in xs:\n        x = noise(x, rng)\n", 8, 13,
+                "every iteration"),
+        Invalid("import jax\ndef derive(rng, i):\n    return jax.random.fold_in(rng, i)\ndef f(seed, x):\n"
+                "    rng = jax.random.key(seed)\n    a = jax.random.normal(derive(rng, 1), x.shape)\n"
+                "    b = jax.random.normal(derive(rng, 1), x.shape)\n    return a + b\n", 7, 27, "line 6"),
+        # A key folded from the same key and data in every iteration is the same key.
+        Invalid("import jax\ndef train(key, x, epochs, steps):\n    for epoch in range(epochs):\n"
+                "        for step in range(steps):\n            k = jax.random.fold_in(key, epoch)\n"
+                "            x = x + jax.random.normal(k, x.shape)\n    return x\n", 6, 21, "same key and data"),
+        # A real draw before the fold, or a probe after it, still counts.
+        Invalid("import jax\ndef step(x, rng, i):\n    a = jax.random.normal(rng, x.shape)\n"
+                "    rng = jax.random.fold_in(rng, i)\n    rng = jax.random.fold_in(rng, 2)\n"
+                "    return a + jax.random.normal(rng, x.shape)\ndef train(xs, seed):\n    rng = jax.random.key(seed)\n"
+                "    for i, x in enumerate(xs):\n        x = step(x, rng, i)\n", 10, 13, "every iteration"),
         Invalid("import jax\ndef noise(x, rng):\n    rng = jax.random.fold_in(rng, 0)\n"
                 "    return x * jax.random.normal(rng, x.shape)\n"
                 "def train(xs, seed):\n    rng = jax.random.key(seed)\n    for x in xs:\n        x = noise(x, rng)\n", 8, 13,
@@ -270,6 +295,10 @@ class PrngKeyReuse(Rule):
                               "every example of the batch draws the same random bits; map over one key per "
                               "example: `jax.random.split(key, n)` with `in_axes=0`")
 
+    def _folded(self, node: cst.CSTNode) -> bool:
+        """Whether a reuse's first site is `jax.random.fold_in(...)` (not a seeded `key(...)`)."""
+        return isinstance(node, cst.Call) and self.model.call_name(node) == KEY_FOLD
+
     def _check(self, reuses: list[KeyReuse]) -> None:
         for reuse in reuses:
             key = f"`{reuse.key}`"
@@ -293,11 +322,17 @@ class PrngKeyReuse(Rule):
                 message = (f"PRNG key {key} is drawn from here and returned unchanged in the loop carry (line "
                            f"{first_line}), so the next step draws the same random bits; split it and carry the new "
                            "key: `key, sub = jax.random.split(key)`")
+            elif self._folded(reuse.first):
+                message = (f"PRNG key {key} is derived from the same key and data (line {first_line}) in every "
+                           "iteration of this loop, so every iteration draws the same random bits; fold in what "
+                           "changes per iteration (`jax.random.fold_in(key, i)`) or split the key inside the loop")
             else:
                 message = (f"PRNG key {key} is re-created from the same seed (line {first_line}) in every "
                            "iteration of this loop, so every iteration draws the same random bits; create it "
                            "once before the loop and split it inside")
             first = _FIRST_NOTES.get(reuse.kind)
+            if first is not None and self._folded(reuse.first):
+                first = "{key} is derived from the same key and data here"
             self.report(reuse.node, message, related=((first.format(key=key), reuse.first),) if first else ())
 
 

@@ -164,6 +164,13 @@ class StaleGlobalRead(Rule):
         Invalid("import jax\nCONFIG = {'lr': 0.1, 'wd': 1e-4}\n@jax.jit\ndef step(w, g):\n"
                 "    return w - CONFIG['lr'] * (g + CONFIG['wd'] * w)\ndef train(w, gs):\n    for g in gs:\n"
                 "        w = step(w, g)\n        CONFIG['lr'] *= 0.9\n    return w\n", 5, 16),
+        # A method may read any item; a config object serves `cfg.lr` and `cfg['lr']` alike.
+        Invalid("import jax\nCONFIG = {'lr': 0.1, 'wd': 1e-4}\n@jax.jit\ndef step(w, g):\n"
+                "    return w - 0.1 * (g + CONFIG.get('wd', 0.0) * w)\ndef train(w, gs):\n    for g in gs:\n"
+                "        w = step(w, g)\n        CONFIG['wd'] *= 0.9\n    return w\n", 5, 27),
+        Invalid("import jax\nimport ml_collections\ncfg = ml_collections.ConfigDict({'lr': 0.1})\n@jax.jit\n"
+                "def step(w, g):\n    return w - cfg.lr * g\ndef train(w, gs):\n    for g in gs:\n"
+                "        w = step(w, g)\n        cfg['lr'] *= 0.9\n    return w\n", 6, 16),
         Invalid("import jax\nrate = 0.1\n@jax.jit\ndef f(x):\n    return x * rate\ndef set_rate(r):\n"
                 "    global rate\n    rate = r\n", 5, 16, "line 8"),
         Invalid("import jax\nweights = [1.0, 2.0]\n@jax.jit\ndef f(x):\n    return x * weights[0]\n"
