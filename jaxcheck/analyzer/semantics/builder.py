@@ -1032,6 +1032,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             self.records.read_paths[id(node.value)] = attr
         if receiver.deps and attr in jax_api.ARRAY_VIEW_ATTRIBUTES:
             return Value(receiver.deps, receiver.flags & JAX_ARRAY if attr != "at" else 0)
+        if read is None and receiver.deps and self.records.attribute_owners.get(id(node)) in self.records.array_fields:
+            return Value(receiver.deps, ARRAY_VALUED)  # `state.step` of a `step: jax.Array` field: a leaf of the object
         if receiver.flags & FILESYSTEM_PATH and attr == "parent":
             return Value(NO_DEPS, FILESYSTEM_PATH)
         return read if read is not None else UNKNOWN

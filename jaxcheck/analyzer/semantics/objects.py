@@ -120,9 +120,10 @@ class ObjectReader(AnnotationReader):
             self._param_classes[key] = classes
 
     def _note_field(self, statement: cst.AnnAssign) -> None:
-        """`vel: jax.Array` in a class body: the field holds an array (a tracer when the object is traced)."""
+        """`vel: jax.Array` in a class body: the field holds an array (a tracer when the object is traced),
+        unless it is declared static (`struct.field(pytree_node=False)`, `eqx.field(static=True)`)."""
         if self.scope.kind is ScopeKind.CLASS and isinstance(statement.target, cst.Name):
-            if self._is_array_annotation(statement.annotation.annotation):
+            if self._is_array_annotation(statement.annotation.annotation) and not _static_field(statement.value):
                 self.records.array_fields.add((self.scope.key, statement.target.value))
 
     def _note_attribute_store(self, target: cst.BaseExpression, value: Value) -> None:
@@ -184,6 +185,19 @@ class ObjectReader(AnnotationReader):
 
 CONSTRUCTORS = frozenset({"__init__", "__post_init__", "__new__", "setup"})
 """Methods that build an object: their stores happen before anyone can trace with it."""
+
+
+def _static_field(value: cst.BaseExpression | None) -> bool:
+    """Whether a field's default declares it static, not a pytree leaf (`field(pytree_node=False)`,
+    `field(static=True)`)."""
+    if not isinstance(value, cst.Call):
+        return False
+    for arg in value.args:
+        if arg.keyword is None or not isinstance(arg.value, cst.Name):
+            continue
+        if (arg.keyword.value, arg.value.value) in (("pytree_node", "False"), ("static", "True")):
+            return True
+    return False
 
 
 def _defines_equality(node: cst.ClassDef) -> bool:

@@ -123,6 +123,10 @@ class PythonBranchOnTracer(Rule):
               "        if x > 0:\n            return x\n    return x * 2\n"),
     )
     INVALID = (
+        # A field annotated as an array is a leaf of the object: traced when the object is.
+        Invalid("import jax\nfrom typing import NamedTuple\nclass State(NamedTuple):\n    params: jax.Array\n"
+                "    step: jax.Array\n@jax.jit\ndef update(state: State):\n    if state.step > 10:\n"
+                "        return state\n    return state._replace(step=state.step + 1)\n", 8, 8),
         # `filter_jit` traces the arrays it is given: a call passing one shows which.
         Invalid("import jax\nimport jax.numpy as jnp\nimport equinox as eqx\n@eqx.filter_jit\ndef run(x, n):\n"
                 "    if x.sum() > n:\n        return x\n    return -x\nrun(jnp.ones(3), 2)\n", 6, 8),
