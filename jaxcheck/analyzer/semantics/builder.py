@@ -414,6 +414,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             self.records.history.created(self.scope.key, node.name.value, origin)
         for decorator in node.decorators:
             self._decorator_root(decorator.decorator, key)
+            if isinstance(decorator.decorator, cst.Attribute) and decorator.decorator.attr.value == "defjvp":
+                self._custom_rule(decorator, qualified_name(self.scope, decorator.decorator.value), key, forward=False)
             spec = self._transform_spec(decorator.decorator)
             if spec is not None and self._records_transform_sites:
                 site = TransformSite(self._site_function, tuple(self._loops), origin, spec.caches)
@@ -1333,6 +1335,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                 self._call_event(node, target)
             if owner is not None and (owner.key, node.func.value) in self._transform_results:
                 self.records.transformed_calls.add(id(node))
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("defjvp", "defvjp"):
+            self._custom_rules(node)
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in MUTATING_METHODS:
             self._record_mutation(node.func, containers_only=True)
             self._forget_structure(node.func.value)
@@ -1479,6 +1483,36 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         return Guard(frozenset.intersection(*(dep.unless for dep in paths)),
                      frozenset.intersection(*(dep.absent for dep in paths)),
                      frozenset.intersection(*(dep.truthy for dep in paths)))
+
+    def _custom_rules(self, node: cst.Call) -> None:
+        """`f.defjvp(rule)`, `f.defvjp(fwd, bwd)`: see :meth:`_custom_rule`."""
+        assert isinstance(node.func, cst.Attribute)
+        owner = qualified_name(self.scope, node.func.value)
+        rules = [a.value for a in node.args if a.keyword is None and not a.star]
+        for index, rule in enumerate(rules[:2] if node.func.attr.value == "defvjp" else rules[:1]):
+            target = self._function_target(rule)
+            if target is not None:
+                self._custom_rule(rule, owner, target, forward=node.func.attr.value == "defvjp" and index == 0)
+
+    def _custom_rule(self, site: cst.CSTNode, owner: str | None, rule: str, forward: bool) -> None:
+        """A differentiation rule `rule` registered on `owner`, a `custom_jvp`/`custom_vjp` function of this
+        module: JAX traces the rule in `owner`'s trace whenever it differentiates `owner` (under
+        `jit(grad(...))` its arguments are tracers). An edge from `owner` passes `owner`'s values: to a
+        forward rule (`fwd`) its own arguments, to a JVP or backward rule the non-differentiated ones
+        first (`nondiff_argnums`), then the others' values in every remaining parameter."""
+        function, callee = self.functions.get(owner or ""), self.functions.get(rule)
+        spec = next((s for (target, s) in self.roots if target == owner and s.transform in jax_api.CUSTOM_DERIVATIVES),
+                    None)
+        if function is None or callee is None or spec is None or owner is None:
+            return
+        static = [p for i, p in enumerate(function.positional) if i in spec.static_positions or p in spec.static_names]
+        if forward:
+            positional = tuple(frozenset({ParamDep(owner, p)}) for p in function.positional)
+        else:
+            others = frozenset(ParamDep(owner, p) for p in function.parameters if p not in static)
+            rest = max(len(callee.positional) - len(static), 0)
+            positional = (*(frozenset({ParamDep(owner, p)}) for p in static), *([others] * rest))
+        self._add_edge(site, CallEdge(owner, rule, CallArguments(positional[: len(callee.positional)])))
 
     def _record_edge(self, node: cst.Call, callee: str, args: list[Value], bound: int,
                      call_args: Sequence[cst.Arg] | None = None) -> CallArguments:

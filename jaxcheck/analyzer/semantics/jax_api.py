@@ -80,6 +80,8 @@ class Transform:
     primals: bool = False
 
 
+CUSTOM_DERIVATIVES = frozenset({"jax.custom_jvp", "jax.custom_vjp"})
+"""Decorators whose function takes differentiation rules (`defjvp`, `defvjp`), traced with it."""
 _JIT = Transform("jax.jit", True, ("static_argnums",), ("static_argnames",), caches=True)
 
 TRANSFORMS: dict[str, Transform] = {

@@ -44,10 +44,6 @@ class TraceRootReader:
         if spec is not None:
             self._add_root(key, spec)
             return
-        if isinstance(decorator, cst.Attribute) and decorator.attr.value in ("defjvp", "defvjp"):
-            owner = qualified_name(self.scope, decorator.value)
-            if owner is not None and owner in self.functions:
-                self._add_root(key, TraceSpec("jax.custom_jvp", False))
 
     def _transform_spec(self, expression: cst.BaseExpression) -> TraceSpec | None:
         """The TraceSpec of a decorator-like expression: `jax.jit`, `jax.jit(static_argnums=...)`,

@@ -119,6 +119,11 @@ class PrintInTracedFunction(Rule):
         Invalid("import jax\nimport equinox as eqx\nclass MLP(eqx.Module):\n    w: jax.Array\n"
                 "    def __call__(self, x):\n        print('forward')\n        return self.w @ x\n"
                 "@eqx.filter_jit\ndef run(model: MLP, x):\n    return jax.vmap(model)(x)\n", 6, 9),
+        # A differentiation rule runs in the trace of the function it differentiates.
+        Invalid("import jax\nimport jax.numpy as jnp\n@jax.custom_vjp\ndef clip(x, lo):\n    return x\n"
+                "def clip_fwd(x, lo):\n    return x, lo\ndef clip_bwd(lo, g):\n    print('bwd', g)\n"
+                "    return jnp.clip(g, lo, None), None\nclip.defvjp(clip_fwd, clip_bwd)\n"
+                "@jax.jit\ndef step(x):\n    return jax.grad(lambda y: clip(y, 0.0).sum())(x)\n", 9, 5),
         # A function passed to a helper that calls it runs under the helper's trace.
         Invalid("import jax\ndef apply(f, x):\n    return f(x)\ndef loss(x):\n    print('loss')\n    return (x ** 2).sum()\n"
                 "@jax.jit\ndef step(x):\n    return apply(loss, x)\n", 5, 5),

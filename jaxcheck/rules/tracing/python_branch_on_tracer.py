@@ -61,6 +61,15 @@ class PythonBranchOnTracer(Rule):
     summary = "Python `if`/`while`/`and`/`or`/`not`/`min`/`max` on a traced value under jit, vmap, pmap or lax bodies"
 
     VALID = (
+        # Its non-differentiated arguments stay Python values; without jit, grad passes concrete primals.
+        Valid("import jax\nfrom functools import partial\n@partial(jax.custom_jvp, nondiff_argnums=(1,))\n"
+              "def scaled(x, mode):\n    return x\n@scaled.defjvp\ndef scaled_jvp(mode, primals, tangents):\n"
+              "    if mode == 'double':\n        return primals[0], 2 * tangents[0]\n    return primals[0], tangents[0]\n"
+              "@jax.jit\ndef g(x):\n    return jax.grad(lambda y: scaled(y, 'double'))(x)\n"),
+        Valid("import jax\nimport jax.numpy as jnp\n@jax.custom_jvp\ndef safe_sqrt(x):\n    return jnp.sqrt(x)\n"
+              "@safe_sqrt.defjvp\ndef safe_sqrt_jvp(primals, tangents):\n    (x,), (t,) = primals, tangents\n"
+              "    if x > 0:\n        return safe_sqrt(x), t / (2 * safe_sqrt(x))\n    return safe_sqrt(x), 0.0 * t\n"
+              "dx = jax.grad(safe_sqrt)(4.0)\n"),
         Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    with jax.ensure_compile_time_eval():\n"
               "        table = jnp.arange(8) ** 2\n        if table[1] > 0:\n            table = table + 1\n"
               "    return x + table[3]\n"),
@@ -123,6 +132,11 @@ class PythonBranchOnTracer(Rule):
               "        if x > 0:\n            return x\n    return x * 2\n"),
     )
     INVALID = (
+        # A JVP rule runs in the trace of the function it differentiates: under jit, its primals are tracers.
+        Invalid("import jax\nimport jax.numpy as jnp\n@jax.custom_jvp\ndef safe_sqrt(x):\n    return jnp.sqrt(x)\n"
+                "@safe_sqrt.defjvp\ndef safe_sqrt_jvp(primals, tangents):\n    (x,), (t,) = primals, tangents\n"
+                "    if x > 0:\n        return safe_sqrt(x), t / (2 * safe_sqrt(x))\n    return safe_sqrt(x), 0.0 * t\n"
+                "@jax.jit\ndef g(x):\n    return jax.grad(safe_sqrt)(x)\n", 9, 8),
         # A field annotated as an array is a leaf of the object: traced when the object is.
         Invalid("import jax\nfrom typing import NamedTuple\nclass State(NamedTuple):\n    params: jax.Array\n"
                 "    step: jax.Array\n@jax.jit\ndef update(state: State):\n    if state.step > 10:\n"
