@@ -42,7 +42,7 @@ from jaxcheck.analyzer.semantics.summary import (
     TraceSpec,
 )
 from jaxcheck.analyzer.semantics.syntax import (
-    argument, at_receiver, chain_root, dotted, is_false_literal, last_statement, literal_strings, runs_once,
+    argument, at_receiver, chain_root, dotted, is_false_literal, last_statement, literal_ints, literal_strings, runs_once,
 )
 from jaxcheck.analyzer.semantics.objects import ObjectReader
 from jaxcheck.analyzer.semantics.references import ReferenceReader
@@ -453,6 +453,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             self._suite(node.body)
         finally:
             self.scope = outer
+        self._note_own_flattening(key, node)
 
     def _if(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.If)
@@ -576,13 +577,26 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                 self._bind(item.asname.name, UNKNOWN)
             eager |= isinstance(item.item, cst.Call) and self.records.call_names.get(id(item.item)) in jax_api.COMPILE_TIME_EVAL
         key = self._function_key
-        if eager:
-            self._eager_blocks[key] = self._eager_blocks.get(key, 0) + 1
+        if not eager:
+            self._suite(node.body)
+            return
+        before = dict(self._env)
+        self._eager_blocks[key] = self._eager_blocks.get(key, 0) + 1
         try:
             self._suite(node.body)
         finally:
-            if eager:
-                self._eager_blocks[key] -= 1
+            self._eager_blocks[key] -= 1
+        if not self._eager_blocks[key]:
+            self._restage(before)
+
+    def _restage(self, before: Env) -> None:
+        """After a `jax.ensure_compile_time_eval()` block: the JAX arrays it computed are concrete, but
+        operations on them outside are staged again (`int(table[1])` after the block fails under jit), so
+        they depend on the staging here once more."""
+        staged = self._staged_here().deps
+        for name, value in list(self._env.items()):
+            if before.get(name) is not value and value.flags & JAX_ARRAY and not staged <= value.deps:
+                self._env[name] = replace(value, deps=value.deps | staged)
 
     def _match(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.Match)
@@ -1337,13 +1351,18 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                 self.records.transformed_calls.add(id(node))
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("defjvp", "defvjp"):
             self._custom_rules(node)
+        if name in jax_api.PYTREE_REGISTRATIONS and node.args and isinstance(node.args[0].value, cst.Name):
+            registered = self.scope.lookup(node.args[0].value.value)
+            if registered is not None and registered.kind is BindingKind.CLASS:
+                self.drop_fields(registered.target)
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in MUTATING_METHODS:
             self._record_mutation(node.func, containers_only=True)
             self._forget_structure(node.func.value)
         if name is not None:
             kind = _OBJECT_FACTORIES.get(name)
             if kind is not None:
-                return Value(NO_DEPS, kind | (SEEDED_GENERATOR if name in _SEEDED_BY_ARGUMENT and _seeded(node) else 0))
+                fresh = self._in_function and name in _SEEDED_BY_ARGUMENT and _seeded(node)  # not one kept by the module
+                return Value(NO_DEPS, kind | (SEEDED_GENERATOR if fresh else 0))
             if name == "builtins.setattr" and node.args and isinstance(node.args[0].value, cst.Name):
                 attribute = node.args[1].value if len(node.args) > 1 else None
                 names = literal_strings(attribute) if isinstance(attribute, cst.SimpleString) else None
@@ -1497,7 +1516,9 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
     def _custom_rule(self, site: cst.CSTNode, owner: str | None, rule: str, forward: bool) -> None:
         """A differentiation rule `rule` registered on `owner`, a `custom_jvp`/`custom_vjp` function of this
         module: JAX traces the rule in `owner`'s trace whenever it differentiates `owner` (under
-        `jit(grad(...))` its arguments are tracers). An edge from `owner` passes `owner`'s values: to a
+        `jit(grad(...))` its arguments are tracers). An edge from `owner`, carried only where `owner` is
+        under a differentiating transform (the union of its transforms: a function jitted for inference
+        and differentiated eagerly elsewhere counts as both), passes `owner`'s values: to a
         forward rule (`fwd`) its own arguments, to a JVP or backward rule the non-differentiated ones
         first (`nondiff_argnums`), then the others' values in every remaining parameter."""
         function, callee = self.functions.get(owner or ""), self.functions.get(rule)
@@ -1512,7 +1533,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             others = frozenset(ParamDep(owner, p) for p in function.parameters if p not in static)
             rest = max(len(callee.positional) - len(static), 0)
             positional = (*(frozenset({ParamDep(owner, p)}) for p in static), *([others] * rest))
-        self._add_edge(site, CallEdge(owner, rule, CallArguments(positional[: len(callee.positional)])))
+        self._add_edge(site, CallEdge(owner, rule, CallArguments(positional[: len(callee.positional)]),
+                                      differentiated=True))
 
     def _record_edge(self, node: cst.Call, callee: str, args: list[Value], bound: int,
                      call_args: Sequence[cst.Arg] | None = None) -> CallArguments:
@@ -1824,9 +1846,10 @@ def _data_names(node: cst.CSTNode) -> Iterator[str]:
 
 
 def _seeded(factory: cst.Call) -> bool:
-    """Whether a generator factory call passes a seed (not the literal None, which asks for entropy)."""
+    """Whether a generator factory call passes a literal integer seed (`0`, `(1, 2)`): a name may hold
+    None (entropy), a shared generator or a traced value."""
     seed = argument(factory, 0, ("seed",))
-    return seed is not None and not (isinstance(seed, cst.Name) and seed.value == "None")
+    return seed is not None and literal_ints(seed) is not None
 
 
 def _first_attribute(target: cst.BaseExpression, root: cst.Name) -> str | None:

@@ -80,6 +80,14 @@ class Transform:
     primals: bool = False
 
 
+SELF_FLATTENING = ("register_pytree_node_class", "register_pytree_with_keys_class")
+"""Decorators (by name ending) of classes that flatten themselves with their own methods."""
+PYTREE_REGISTRATIONS = frozenset({
+    f"jax.tree_util.{name}" for name in
+    ("register_dataclass", "register_pytree_node", "register_pytree_with_keys", "register_static")
+})
+"""Calls that register a class as a pytree with its own choice of leaves (`register_dataclass(C, data_fields,
+meta_fields)`)."""
 CUSTOM_DERIVATIVES = frozenset({"jax.custom_jvp", "jax.custom_vjp"})
 """Decorators whose function takes differentiation rules (`defjvp`, `defvjp`), traced with it."""
 _JIT = Transform("jax.jit", True, ("static_argnums",), ("static_argnames",), caches=True)
@@ -118,6 +126,8 @@ TRANSFORMS: dict[str, Transform] = {
     "flax.nnx.value_and_grad": Transform("flax.nnx.value_and_grad", False, differentiates=True, argnums="argnums"),
 }
 
+DIFFERENTIATING = frozenset(t.name for t in TRANSFORMS.values() if t.differentiates)
+"""The display names of the transforms that differentiate the function they trace."""
 CACHING_TRANSFORMS = frozenset(t.name for t in TRANSFORMS.values() if t.caches)
 """Transforms that compile once and reuse the program for every later call of the same function."""
 

@@ -9,7 +9,7 @@ reads once every method has been seen.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
@@ -18,6 +18,7 @@ from jaxcheck.analyzer.semantics.annotations import AnnotationReader
 from jaxcheck.analyzer.semantics.records import ModuleRecords
 from jaxcheck.analyzer.semantics.scopes import BindingKind, Scope, ScopeKind, qualified_name
 from jaxcheck.analyzer.semantics.summary import FunctionSummary
+from jaxcheck.analyzer.semantics.syntax import dotted, literal_strings
 from jaxcheck.analyzer.semantics.values import JAX_ARRAY, UNKNOWN, ParamDep, Value
 
 
@@ -126,6 +127,23 @@ class ObjectReader(AnnotationReader):
             if self._is_array_annotation(statement.annotation.annotation) and not _static_field(statement.value):
                 self.records.array_fields.add((self.scope.key, statement.target.value))
 
+    def _note_own_flattening(self, key: str, node: cst.ClassDef) -> None:
+        """A class that flattens itself (`@register_pytree_node_class`, a `tree_flatten` method, or
+        `@partial(register_dataclass, meta_fields=...)`) chooses its leaves in code: none of its annotated
+        fields is known to be one."""
+        decorators = (qualified_name(self.scope, d.decorator) or dotted(d.decorator) for d in node.decorators)
+        flattening = any(name.endswith(jax_api.SELF_FLATTENING) for name in decorators if name)
+        flattening |= any(isinstance(d.decorator, cst.Call) and any(
+            a.keyword is not None and a.keyword.value == "meta_fields" for a in d.decorator.args) for d in node.decorators)
+        flattening |= any(isinstance(statement, cst.FunctionDef) and statement.name.value.startswith("tree_flatten")
+                          for statement in node.body.body)
+        if flattening:
+            self.drop_fields(key)
+
+    def drop_fields(self, key: str) -> None:
+        """Forget which fields of class `key` are array leaves (its flattening is not the fields')."""
+        self.records.array_fields = {field for field in self.records.array_fields if field[0] != key}
+
     def _note_attribute_store(self, target: cst.BaseExpression, value: Value) -> None:
         """`self.buf = v`: whether every store to the class's attribute is a JAX array, which class's
         instance it holds when every store agrees, and where stores happen outside construction."""
@@ -187,17 +205,39 @@ CONSTRUCTORS = frozenset({"__init__", "__post_init__", "__new__", "setup"})
 """Methods that build an object: their stores happen before anyone can trace with it."""
 
 
+_STATIC_MARKS = (("pytree_node", "False"), ("static", "True"))
+"""Keyword (or `metadata` entry) and value that declare a field static, not a pytree leaf."""
+
+
 def _static_field(value: cst.BaseExpression | None) -> bool:
-    """Whether a field's default declares it static, not a pytree leaf (`field(pytree_node=False)`,
-    `field(static=True)`)."""
+    """Whether a field's default declares it static, not a pytree leaf: `field(pytree_node=False)`,
+    `eqx.field(static=True)`, `eqx.static_field()`, `dataclasses.field(metadata={"static": True})`."""
     if not isinstance(value, cst.Call):
         return False
+    if isinstance(value.func, (cst.Name, cst.Attribute)) and dotted(value.func).endswith("static_field"):
+        return True
     for arg in value.args:
-        if arg.keyword is None or not isinstance(arg.value, cst.Name):
+        if arg.keyword is None:
             continue
-        if (arg.keyword.value, arg.value.value) in (("pytree_node", "False"), ("static", "True")):
+        if isinstance(arg.value, cst.Name) and (arg.keyword.value, arg.value.value) in _STATIC_MARKS:
+            return True
+        if arg.keyword.value == "metadata" and any(mark in _STATIC_MARKS for mark in _entries(arg.value)):
             return True
     return False
+
+
+def _entries(node: cst.BaseExpression) -> Iterator[tuple[str, str]]:
+    """(key, value source) of a literal `{"k": v}` or `dict(k=v)` whose values are names (`False`)."""
+    if isinstance(node, cst.Dict):
+        for element in node.elements:
+            if isinstance(element, cst.DictElement) and isinstance(element.value, cst.Name):
+                keys = literal_strings(element.key) if isinstance(element.key, cst.SimpleString) else None
+                if keys:
+                    yield keys[0], element.value.value
+    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "dict":
+        for arg in node.args:
+            if arg.keyword is not None and isinstance(arg.value, cst.Name):
+                yield arg.keyword.value, arg.value.value
 
 
 def _defines_equality(node: cst.ClassDef) -> bool:

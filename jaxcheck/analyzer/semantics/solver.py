@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field, replace
 
-from jaxcheck.analyzer.semantics.jax_api import BATCHING_TRANSFORMS
+from jaxcheck.analyzer.semantics.jax_api import BATCHING_TRANSFORMS, DIFFERENTIATING
 from jaxcheck.analyzer.semantics.links import linked_names
 from jaxcheck.analyzer.semantics.summary import CallEdge, FunctionSummary, ModuleSummary, TraceRoot, TraceSpec
 from jaxcheck.analyzer.semantics.values import CallDep, Dep, Deps, OpaqueDep, ParamDep, StagedDep
@@ -765,9 +765,12 @@ def _witness(solution: Solution, key: str, traced: frozenset[str], witness: Witn
 def _propagate(solution: Solution, edge: CallEdge, callee_key: str, witness: Witness | ModuleSummary) -> bool:
     """Carry the caller's tracing into the callee along one edge (made where `witness` says); True when
     anything changed. A call in a guarded branch carries nothing while no way of tracing the caller
-    admits its guards (`if debug: dump(x)` where every trace passes `debug=False`)."""
+    admits its guards (`if debug: dump(x)` where every trace passes `debug=False`), nor a
+    differentiation rule while its caller is under no differentiating transform."""
     if edge.guarded and not solution.admitted(edge):
         return False  # checked each round; a context admitting it later carries it then (never retracted)
+    if edge.differentiated and not solution.transforms[edge.caller] & DIFFERENTIATING:
+        return False  # a differentiation rule runs only where its function is differentiated
     callee = solution.functions[callee_key]
     bound = edge.arguments.bind(callee)
     traced = frozenset(name for name, deps in bound.items() if solution.is_traced(deps))

@@ -229,6 +229,8 @@ class CallEdge:
     unless: frozenset[str] = frozenset()
     absent: frozenset[str] = frozenset()
     truthy: frozenset[str] = frozenset()
+    differentiated: bool = False
+    """The callee runs only where the caller is differentiated (a `defjvp`/`defvjp` rule of the caller)."""
 
     @property
     def guarded(self) -> bool:

@@ -92,6 +92,12 @@ class ImpureCallInTracedFunction(Rule):
                 "    return x + rng.normal()\n", 6, 16),
         Invalid("import jax\nimport numpy as np\n@jax.jit\ndef f(x):\n    rng = np.random.default_rng()\n"
                 "    return x + rng.normal()\n", 6, 16),
+        # A seed that is a name may be None (entropy); a module-level generator keeps its state across traces.
+        Invalid("import jax\nimport numpy as np\nfrom functools import partial\n"
+                "@partial(jax.jit, static_argnames='seed')\ndef f(x, seed=None):\n    rng = np.random.default_rng(seed)\n"
+                "    return x + rng.normal()\n", 7, 16),
+        Invalid("import jax\nimport numpy as np\nRNG = np.random.default_rng(0)\n@jax.jit\ndef f(x):\n    rng = RNG\n"
+                "    return x + rng.normal()\n", 7, 16),
         Invalid("import jax\nfrom datetime import datetime\n@jax.jit\ndef f(x):\n    t = datetime.now()\n"
                 "    return x\n", 5, 9),
         Invalid("import jax\nimport os\n@jax.jit\ndef f(x):\n    seed = os.urandom(4)\n    return x\n", 5, 12),

@@ -61,6 +61,18 @@ class PythonBranchOnTracer(Rule):
     summary = "Python `if`/`while`/`and`/`or`/`not`/`min`/`max` on a traced value under jit, vmap, pmap or lax bodies"
 
     VALID = (
+        # Fields declared static, or of a class that flattens itself, are no leaves.
+        Valid("import dataclasses\nimport jax\nimport equinox as eqx\nfrom flax import struct\n@struct.dataclass\n"
+              "class A:\n    lr: jax.Array = dataclasses.field(metadata={'pytree_node': False})\n"
+              "class B(eqx.Module):\n    t: jax.Array = eqx.static_field()\n"
+              "@jax.tree_util.register_pytree_node_class\nclass C:\n    k: jax.Array\n"
+              "    def tree_flatten(self):\n        return (), self.k\n"
+              "@jax.jit\ndef f(a: A, b: B, c: C, x):\n    if a.lr > 0 and b.t > 0 and c.k > 0:\n        return x\n    return -x\n"),
+        # A JVP rule runs only where its function is differentiated: a jitted forward pass never runs it.
+        Valid("import jax\nimport jax.numpy as jnp\n@jax.custom_jvp\ndef safe_sqrt(x):\n    return jnp.sqrt(x)\n"
+              "@safe_sqrt.defjvp\ndef safe_sqrt_jvp(primals, tangents):\n    (x,), (t,) = primals, tangents\n"
+              "    if x > 0:\n        return safe_sqrt(x), t / (2 * safe_sqrt(x))\n    return safe_sqrt(x), 0.0 * t\n"
+              "@jax.jit\ndef predict(x):\n    return safe_sqrt(x)\n"),
         # Its non-differentiated arguments stay Python values; without jit, grad passes concrete primals.
         Valid("import jax\nfrom functools import partial\n@partial(jax.custom_jvp, nondiff_argnums=(1,))\n"
               "def scaled(x, mode):\n    return x\n@scaled.defjvp\ndef scaled_jvp(mode, primals, tangents):\n"

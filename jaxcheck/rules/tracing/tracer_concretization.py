@@ -124,6 +124,9 @@ class TracerConcretization(Rule):
                 "        n = int(x.sum())\n    return x * n\n", 6, 13),
         Invalid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return x * int((jnp.arange(8) ** 2).sum())\n",
                 5, 16),
+        # What the block computed is concrete, but an operation on it after the block is staged again.
+        Invalid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    with jax.ensure_compile_time_eval():\n"
+                "        table = jnp.arange(8) ** 2\n    return x * int(table.sum())\n", 7, 16),
         Invalid("import jax\nimport jax.numpy as jnp\nimport numpy as np\ndef concrete(v):\n"
                 "    if isinstance(v, jax.core.Tracer):\n        raise TypeError('v must be concrete')\n    return float(v)\n"
                 "def validate(m, step):\n    out = np.asarray(m)\n    concrete(step)\n    return out\n"
