@@ -174,6 +174,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         self._return_leaves: dict[str, frozenset[ArrayLeaf]] = {}
         self._called_params: dict[str, list[tuple[str, CallArguments]]] = {}
         self.flax_classes: set[str] = set()
+        self.nnx_classes: set[str] = set()
+        """Classes of this module deriving from a Flax NNX object (see `jax_api.NNX_OBJECT_BASES`)."""
         self.static_methods: set[str] = set()
         self.scope = Scope(ScopeKind.MODULE, module_name, None)
         self._pending: deque[_PendingBody] = deque()
@@ -435,11 +437,12 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         assert isinstance(node, cst.ClassDef)
         for decorator in node.decorators:
             self._eval(decorator.decorator)
-        is_flax = False
+        is_flax = is_nnx = False
         for base in node.bases:
             self._eval(base.value)
             name = qualified_name(self.scope, base.value)
             is_flax |= name in jax_api.FLAX_MODULE_BASES or name in self.flax_classes
+            is_nnx |= name in jax_api.NNX_OBJECT_BASES or name in self.nnx_classes
         for keyword in node.keywords:
             self._eval(keyword.value)
         key = self._child_key(node.name.value)
@@ -447,6 +450,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         self.scope.bind(node.name.value, Binding(BindingKind.CLASS, key))
         if is_flax:
             self.flax_classes.add(key)
+        if is_nnx:
+            self.nnx_classes.add(key)
         outer = self.scope
         self.scope = Scope(ScopeKind.CLASS, key, outer)
         try:
@@ -961,6 +966,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                 elif node.value == function.self_name and function.class_scope is not None:
                     if function.class_scope.key not in self.flax_classes:
                         self.records.self_loads.add(id(node))
+                    if function.class_scope.key in self.nnx_classes:
+                        self.records.nnx_self_loads.add(id(node))
         value = self.scope.load(node.value)
         if value.shape is not None:
             shape_owner = self._owner(node.value)

@@ -126,6 +126,8 @@ TRANSFORMS: dict[str, Transform] = {
     "flax.nnx.value_and_grad": Transform("flax.nnx.value_and_grad", False, differentiates=True, argnums="argnums"),
 }
 
+STATE_LIFTING_TRANSFORMS = frozenset(t.name for t in TRANSFORMS.values() if t.name.startswith("flax.nnx."))
+"""Transforms that carry the updates of the NNX objects they are given out of the trace."""
 DIFFERENTIATING = frozenset(t.name for t in TRANSFORMS.values() if t.differentiates)
 """The display names of the transforms that differentiate the function they trace."""
 CACHING_TRANSFORMS = frozenset(t.name for t in TRANSFORMS.values() if t.caches)
@@ -161,6 +163,9 @@ LAX_BODIES: dict[str, tuple[BodySlot, ...]] = {
 }
 
 FLAX_MODULE_BASES = frozenset({"flax.linen.Module"})
+NNX_OBJECT_BASES = frozenset({"flax.nnx.Module", "flax.nnx.Object", "flax.nnx.Pytree"})
+"""Bases of Flax NNX objects, whose Variables NNX transforms (`nnx.jit`, `nnx.grad`, ...) update in
+place: a method writing `self.count.value += 1` under them changes the object, once per call."""
 FLAX_APPLY_KEYWORDS = frozenset({"rngs", "method", "mutable", "capture_intermediates"})
 """Keywords `Module.apply` keeps for itself; the rest go to the applied method."""
 FLAX_TRACED_METHODS = frozenset({"__call__", "setup"})

@@ -318,6 +318,21 @@ class SemanticModel:
         """True for a read of a method's `self` parameter (Flax modules excepted: their `setup` assigns)."""
         return id(node) in self.records.self_loads
 
+    def lifts_state(self, target: cst.BaseExpression, function_key: str | None) -> bool:
+        """True for a store to a Variable's value of a Flax NNX object (`self.count.value += 1`,
+        `self.cache.value = ...`) in a method traced only by NNX transforms: they carry Variable updates
+        out of the trace, once per call. Other state of the object (a plain list) is not carried."""
+        attributes: list[str] = []
+        node = target
+        while isinstance(node, (cst.Attribute, cst.Subscript)):
+            if isinstance(node, cst.Attribute):
+                attributes.append(node.attr.value)
+            node = node.value
+        trace = self.trace_of(function_key)
+        return (isinstance(node, cst.Name) and id(node) in self.records.nnx_self_loads
+                and "value" in attributes[:-1] and trace is not None
+                and trace.transforms <= jax_api.STATE_LIFTING_TRANSFORMS)
+
     def is_logger(self, node: cst.BaseExpression) -> bool:
         return bool(self.value_of(node).flags & LOGGER)
 

@@ -61,6 +61,9 @@ class ModuleRecords:
     """Every assignment target written through `global`/`nonlocal`, with the variable's owner (None
     when it resolves to no module or function scope)."""
     self_loads: set[int] = field(default_factory=set)
+    nnx_self_loads: set[int] = field(default_factory=set)
+    """The reads of `self` (among `self_loads`) in methods of Flax NNX modules: NNX transforms carry
+    updates of their state out of the trace."""
     transform_sites: dict[int, TransformSite] = field(default_factory=dict)
     called_transforms: set[int] = field(default_factory=set)
     mutated_names: set[int] = field(default_factory=set)

@@ -54,7 +54,9 @@ class OuterStateMutation(Rule):
     the traced function are its own and may be mutated freely. Storing a plain Python value leaks no
     tracer, but under a caching transform an update such as `n_calls += 1` (global, `nonlocal`, an
     attribute or an item) runs once per trace, not per call, and is reported too; a trace-time memo table
-    (`table[n] = ...` with a static key) and counters bumped in the host loop are not.
+    (`table[n] = ...` with a static key) and counters bumped in the host loop are not, nor are updates of a
+    Flax NNX module's Variables under NNX transforms (`self.count.value += 1` under `nnx.jit`), which the
+    transform carries out of the trace on every call.
 
     ## Fix safety
     No fix is offered: moving state out of a traced function changes its interface.
@@ -70,6 +72,12 @@ class OuterStateMutation(Rule):
     summary = "Traced code writes outer state (`global`, `outer.append`, `outer[k] = v`, `self.attr = v`): tracers leak"
 
     VALID = (
+        # NNX transforms carry the updates of a module's Variables out of the trace, once per call.
+        Valid("import jax.numpy as jnp\nfrom flax import nnx\nclass Model(nnx.Module):\n    def __init__(self):\n"
+              "        self.count = nnx.BatchStat(jnp.array(0))\n        self.ema = nnx.BatchStat(jnp.zeros(3))\n"
+              "    def __call__(self, x):\n        self.count.value += 1\n"
+              "        self.ema.value = 0.9 * self.ema.value + 0.1 * x\n        return x\n"
+              "@nnx.jit\ndef f(m: Model, x):\n    return m(x)\n"),
         # Counters bumped in the host loop, and trace-time memo tables keyed by static values.
         Valid("import jax\nn_calls = 0\n@jax.jit\ndef f(x):\n    return x * 2\ndef train(xs):\n    global n_calls\n"
               "    for x in xs:\n        f(x)\n        n_calls += 1\n"),
@@ -124,6 +132,11 @@ class OuterStateMutation(Rule):
               "        count += 1\n    run(inc)\n    return x * count\n"),
     )
     INVALID = (
+        # Under plain jax.jit the module is flattened into a copy: its Variable updates are lost.
+        Invalid("import jax\nimport jax.numpy as jnp\nfrom flax import nnx\nclass Model(nnx.Module):\n"
+                "    def __init__(self):\n        self.ema = nnx.BatchStat(jnp.zeros(3))\n"
+                "    def __call__(self, x):\n        self.ema.value = 0.9 * self.ema.value + 0.1 * x\n        return x\n"
+                "@jax.jit\ndef f(m: Model, x):\n    return m(x)\n", 8, 9),
         # grad's tracers stay tracers under `if verbose:` (true by default): storing them leaks one.
         Invalid("import jax\nimport jax.numpy as jnp\nLOG = []\ndef loss(params, x, verbose=True):\n"
                 "    if verbose:\n        LOG.append(params)\n    return (params['w'] * x).sum()\n"
@@ -198,6 +211,8 @@ class OuterStateMutation(Rule):
         trace = self.trace
         if trace is None or not trace.cached or self.model.holds_tracer(value):
             return False
+        if self.model.lifts_state(target, self.context.function):
+            return False
         if isinstance(target, cst.Name):
             if not (self.model.is_outer_write(target)
                     and self.model.writes_outside_trace(target, self.context.function)):
@@ -242,6 +257,8 @@ class OuterStateMutation(Rule):
             return
         if not any(self._stores_tracer(value, unpacked) for value in stored):
             return  # bookkeeping with Python values leaks no tracer
+        if isinstance(node, cst.BaseExpression) and self.model.lifts_state(node, self.context.function):
+            return  # an NNX Variable's value: the NNX transform carries it out
         owner = self._outer_owner(receiver, allow_module=not method)
         if owner is None:
             return
