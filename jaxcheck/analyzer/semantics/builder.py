@@ -1658,8 +1658,9 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         if isinstance(target, (cst.Lambda, cst.Call)):
             origin = self._origin_of(target)
             return origin if origin.kind != "value" else None
+        here = tuple(self._loops)
         if self._method_key(target) is not None:
-            return CallableOrigin("method", ())  # `self.method`: a new bound method on every evaluation
+            return CallableOrigin("method", here)  # `self.method`: a new bound method on every evaluation
         method = isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
         name = target.value if isinstance(target, cst.Attribute) and method else target
         if not isinstance(name, cst.Name):
@@ -1670,8 +1671,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         created = self.records.history.origin_of(owner.key, name.value)
         if created is None:
             return None
-        if method:
-            return CallableOrigin("method", created.loops)
+        if method:  # `obj.f` of an object made here: a bound method, or a function field (a NamedTuple of
+            return CallableOrigin("method", created.loops)  # functions) that is new only with a new object
         return created if created.kind != "value" else None
 
     def _created_per_call(self, body: cst.BaseExpression) -> bool:
