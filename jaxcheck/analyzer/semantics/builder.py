@@ -1312,6 +1312,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             for arg in node.args[1:]:
                 if arg.keyword is None and not arg.star:
                     self._note_probe(arg.value)
+        if name in TREE_MAPS and node.args and node.args[0].keyword is None and not node.args[0].star:
+            self._tree_map_edge(node, args)
         if name is None or not name.startswith(_PURE_PREFIXES):
             for arg in node.args:  # `to_numpy(params)` may replace what `params` holds
                 self._forget_structure(arg.value)
@@ -1509,6 +1511,17 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         return Guard(frozenset.intersection(*(dep.unless for dep in paths)),
                      frozenset.intersection(*(dep.absent for dep in paths)),
                      frozenset.intersection(*(dep.truthy for dep in paths)))
+
+    def _tree_map_edge(self, node: cst.Call, args: list[Value]) -> None:
+        """`jax.tree.map(f, tree, ...)` calls `f` right here, once per leaf, with the leaves of the trees
+        at the same place: an edge to `f` (a lambda or a function of the project) passing the trees'
+        values (the edge's site is `f`'s expression, as the call itself is external)."""
+        target = self._function_target(node.args[0].value)
+        if target is None or target.startswith(_EXTERNAL_PREFIXES):
+            return
+        leaves = [arg for arg in node.args[1:] if arg.keyword is None and not arg.star]
+        arguments = self._arguments(leaves, args[1 : 1 + len(leaves)], 0)
+        self._add_edge(node.args[0].value, CallEdge(self._function_key, target, arguments))
 
     def _custom_rules(self, node: cst.Call) -> None:
         """`f.defjvp(rule)`, `f.defvjp(fwd, bwd)`: see :meth:`_custom_rule`."""

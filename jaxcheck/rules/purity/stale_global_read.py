@@ -164,6 +164,10 @@ class StaleGlobalRead(Rule):
         Invalid("import jax\nCONFIG = {'lr': 0.1, 'wd': 1e-4}\n@jax.jit\ndef step(w, g):\n"
                 "    return w - CONFIG['lr'] * (g + CONFIG['wd'] * w)\ndef train(w, gs):\n    for g in gs:\n"
                 "        w = step(w, g)\n        CONFIG['lr'] *= 0.9\n    return w\n", 5, 16),
+        # `jax.tree.map` calls its function right there, in the trace.
+        Invalid("import jax\nLR = 0.1\n@jax.jit\ndef sgd(params, grads):\n"
+                "    return jax.tree.map(lambda p, g: p - LR * g, params, grads)\nparams, grads = {'w': 1.0}, {'w': 1.0}\n"
+                "for epoch in range(10):\n    params = sgd(params, grads)\n    LR = LR * 0.9\n", 5, 42),
         # A method may read any item; a config object serves `cfg.lr` and `cfg['lr']` alike.
         Invalid("import jax\nCONFIG = {'lr': 0.1, 'wd': 1e-4}\n@jax.jit\ndef step(w, g):\n"
                 "    return w - 0.1 * (g + CONFIG.get('wd', 0.0) * w)\ndef train(w, gs):\n    for g in gs:\n"
