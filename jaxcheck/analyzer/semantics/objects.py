@@ -19,7 +19,7 @@ from jaxcheck.analyzer.semantics.records import ModuleRecords
 from jaxcheck.analyzer.semantics.scopes import BindingKind, Scope, ScopeKind, qualified_name
 from jaxcheck.analyzer.semantics.summary import FunctionSummary
 from jaxcheck.analyzer.semantics.syntax import dotted, literal_strings
-from jaxcheck.analyzer.semantics.values import JAX_ARRAY, UNKNOWN, ParamDep, Value
+from jaxcheck.analyzer.semantics.values import JAX_ARRAY, PYTHON_CONTAINER, UNKNOWN, ParamDep, Value
 
 
 class ObjectReader(AnnotationReader):
@@ -32,6 +32,7 @@ class ObjectReader(AnnotationReader):
     _param_classes: dict[str, dict[str, str]]
     _class_bases: dict[str, tuple[str, ...]]
     _attribute_instances: dict[tuple[str, str], str | None]
+    _container_attributes: dict[tuple[str, str], bool]
 
     def _note_class(self, key: str, node: cst.ClassDef) -> None:
         """Remember class `key`, those of its bases that are classes of this module, and whether its
@@ -157,6 +158,8 @@ class ObjectReader(AnnotationReader):
         if owner in self._attribute_instances and self._attribute_instances[owner] != instance:
             instance = None
         self._attribute_instances[owner] = instance
+        containers = self._container_attributes
+        containers[owner] = containers.get(owner, True) and bool(value.flags & PYTHON_CONTAINER)
 
     def _note_attribute_change(self, target: cst.BaseExpression, owner: tuple[str, str] | None = None) -> None:
         """A store or update (`self.calls += 1`) of `owner`'s attribute: outside a constructor, in a
@@ -167,7 +170,8 @@ class ObjectReader(AnnotationReader):
             self.records.attribute_changes.setdefault(owner, []).append((target, function.key))
 
     def _attribute_read(self, node: cst.Attribute) -> Value | None:
-        """Record which class's attribute `node` reads; the instance it holds, when known."""
+        """Record which class's attribute `node` reads; the instance it holds, when known, and whether it
+        is a Python container (every store seen so far is one: `self.history = []`)."""
         owner = self._attribute_owner(node)
         if owner is None:
             return None
@@ -176,7 +180,10 @@ class ObjectReader(AnnotationReader):
         if isinstance(node.value, cst.Name) and (node.value.value == function.self_name or self._class_attribute(node)):
             self.records.receiver_reads.add(id(node))
         instance = self._attribute_instances.get(owner)
-        return Value(instance=instance) if instance is not None else None
+        container = self._container_attributes.get(owner, False)
+        if instance is None and not container:
+            return None
+        return Value(flags=PYTHON_CONTAINER if container else 0, instance=instance)
 
     def _attribute_owner(self, node: cst.BaseExpression) -> tuple[str, str] | None:
         """(class key, attribute) for `self.attr` (or `cls.attr`) in a method, `obj.attr` for an object

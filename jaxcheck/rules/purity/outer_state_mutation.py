@@ -132,6 +132,10 @@ class OuterStateMutation(Rule):
               "        count += 1\n    run(inc)\n    return x * count\n"),
     )
     INVALID = (
+        # An attribute every store makes a list is a list: appending a tracer to it leaks.
+        Invalid("import jax\nfrom functools import partial\nclass Model:\n    def __init__(self):\n"
+                "        self.history = []\n    @partial(jax.jit, static_argnums=0)\n    def f(self, x):\n"
+                "        self.history.append(x.mean())\n        return x * 2\n", 8, 9, "`.append()`"),
         # Under plain jax.jit the module is flattened into a copy: its Variable updates are lost.
         Invalid("import jax\nimport jax.numpy as jnp\nfrom flax import nnx\nclass Model(nnx.Module):\n"
                 "    def __init__(self):\n        self.ema = nnx.BatchStat(jnp.zeros(3))\n"
@@ -200,7 +204,7 @@ class OuterStateMutation(Rule):
         func = node.func
         stored = [arg.value for arg in node.args]
         if isinstance(func, cst.Attribute) and func.attr.value in MUTATING_METHODS:
-            if self.model.is_python_container(chain_root(func.value)):
+            if self.model.is_python_container(func.value) or self.model.is_python_container(chain_root(func.value)):
                 self._check_object(func.value, node, f"`.{func.attr.value}()`", stored, method=True)
         elif self.model.call_name(node) == "builtins.setattr" and len(node.args) == 3:
             self._check_object(node.args[0].value, node, "`setattr`", stored[2:], method=True)
