@@ -176,6 +176,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         self._called_params: dict[str, list[tuple[str, CallArguments]]] = {}
         self.flax_classes: set[str] = set()
         self.nnx_classes: set[str] = set()
+        self.attribute_methods: set[str] = set()
+        """Methods read as attributes (`@property`, `functools.cached_property`): `self.m` is their value."""
         """Classes of this module deriving from a Flax NNX object (see `jax_api.NNX_OBJECT_BASES`)."""
         self.static_methods: set[str] = set()
         self.scope = Scope(ScopeKind.MODULE, module_name, None)
@@ -411,6 +413,10 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             self.static_methods.add(key)
         if any(self._is_memoizer(d.decorator) for d in node.decorators):
             self.functions[key] = replace(self.functions[key], memoized=True)
+        if self.scope.kind is ScopeKind.CLASS and any(
+            qualified_name(self.scope, d.decorator) in jax_api.ATTRIBUTE_DECORATORS for d in node.decorators
+        ):
+            self.attribute_methods.add(key)
         self.scope.bind(node.name.value, Binding(BindingKind.FUNCTION, key))
         origin = CallableOrigin("def", tuple(self._loops))
         if self.scope.kind is not ScopeKind.CLASS:
@@ -1625,6 +1631,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                 self._add_edge(target, CallEdge(self._function_key, inner, CallArguments()))
             if self._records_transform_sites:
                 origin = self._callable_origin(target)
+                if origin is not None and origin.kind == "method" and transform.name not in jax_api.IDENTITY_CACHED:
+                    origin = None  # pmap, filter_jit: equal bound methods hit their cache
                 site = TransformSite(self._site_function, tuple(self._loops), origin, transform.caches)
                 self.records.transform_sites[id(node)] = site
 
@@ -1673,8 +1681,11 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             origin = self._origin_of(target)
             return origin if origin.kind != "value" else None
         here = tuple(self._loops)
-        if self._method_key(target) is not None:
-            return CallableOrigin("method", here)  # `self.method`: a new bound method on every evaluation
+        method_key = self._method_key(target)
+        if method_key is not None:  # `self.method`: a new bound method on every evaluation (not a
+            if method_key in self.static_methods or method_key in self.attribute_methods:  # staticmethod,
+                return None  # nor a property's value)
+            return CallableOrigin("method", here)
         method = isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
         name = target.value if isinstance(target, cst.Attribute) and method else target
         if not isinstance(name, cst.Name):

@@ -128,6 +128,12 @@ TRANSFORMS: dict[str, Transform] = {
 
 STATE_LIFTING_TRANSFORMS = frozenset(t.name for t in TRANSFORMS.values() if t.name.startswith("flax.nnx."))
 """Transforms that carry the updates of the NNX objects they are given out of the trace."""
+IDENTITY_CACHED = frozenset({"jax.jit", "pjit", "flax.nnx.jit"})
+"""Transforms whose compile cache is keyed by the function object's identity: a bound method, new at
+each read, misses it (checked under JAX 0.10.2: `jax.pmap` and `equinox.filter_jit` compare bound
+methods by equality and hit)."""
+ATTRIBUTE_DECORATORS = frozenset({"builtins.property", "functools.cached_property"})
+"""Decorators that make a method an attribute: reading it gives the method's value, not a bound method."""
 DIFFERENTIATING = frozenset(t.name for t in TRANSFORMS.values() if t.differentiates)
 """The display names of the transforms that differentiate the function they trace."""
 CACHING_TRANSFORMS = frozenset(t.name for t in TRANSFORMS.values() if t.caches)

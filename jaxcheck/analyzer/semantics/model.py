@@ -295,13 +295,16 @@ class SemanticModel:
 
     def writes_outside_trace(self, node: cst.Name, writer: str | None) -> bool:
         """For a target that function `writer` assigns through `global`/`nonlocal`: whether the variable
-        outlives the trace that runs the assignment. It does unless `writer` is traced only as a closure of
-        an enclosing traced function (no transform or traced call of its own) and the variable belongs to
-        that traced function or to one nested in it: the same trace creates and writes it."""
+        outlives the trace that runs the assignment. It does unless `writer` runs in the trace of an
+        enclosing traced function (no transform of its own: a callback it runs, a closure it calls or
+        hands to `jax.tree.map`) and the variable belongs to that traced function or to one nested in
+        it: the same trace creates and writes it."""
         owner = self.records.outer_writes.get(id(node))
-        if owner is None or owner.module_level or self.trace_of(writer) is not None:
+        trace = self.trace_of(writer)
+        if owner is None or owner.module_level or (trace is not None and trace.direct):
             return True
-        traced = self._traced_around(writer)
+        function = self.solution.functions.get(writer) if trace is not None and writer is not None else None
+        traced = self._traced_around(function.parent if function is not None else writer)
         return traced is None or traced != self._traced_around(owner.scope)
 
     def _traced_around(self, function_key: str | None) -> str | None:
@@ -320,17 +323,23 @@ class SemanticModel:
 
     def lifts_state(self, target: cst.BaseExpression, function_key: str | None) -> bool:
         """True for a store to a Variable's value of a Flax NNX object (`self.count.value += 1`,
-        `self.cache.value = ...`) in a method traced only by NNX transforms: they carry Variable updates
-        out of the trace, once per call. Other state of the object (a plain list) is not carried."""
-        attributes: list[str] = []
+        `self.count[...] += 1`) in a method traced only by NNX transforms: they carry the Variable updates
+        of the objects they are given out of the trace, once per call. Other state of the object (a plain
+        list) is not carried. (A module reached by closure instead makes NNX raise `TraceContextError`,
+        loudly; the model does not tell the two apart.)"""
+        steps: list[str] = []
         node = target
         while isinstance(node, (cst.Attribute, cst.Subscript)):
             if isinstance(node, cst.Attribute):
-                attributes.append(node.attr.value)
+                steps.append(node.attr.value)
+            else:
+                whole = len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) and isinstance(
+                    node.slice[0].slice.value, cst.Ellipsis)
+                steps.append("[...]" if whole else "[]")
             node = node.value
         trace = self.trace_of(function_key)
         return (isinstance(node, cst.Name) and id(node) in self.records.nnx_self_loads
-                and "value" in attributes[:-1] and trace is not None
+                and any(step in ("value", "[...]") for step in steps[:-1]) and trace is not None
                 and trace.transforms <= jax_api.STATE_LIFTING_TRANSFORMS)
 
     def is_logger(self, node: cst.BaseExpression) -> bool:

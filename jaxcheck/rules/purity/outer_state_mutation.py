@@ -74,6 +74,12 @@ class OuterStateMutation(Rule):
     VALID = (
         # NNX transforms carry the updates of a module's Variables out of the trace, once per call.
         Valid("import jax.numpy as jnp\nfrom flax import nnx\nclass Model(nnx.Module):\n    def __init__(self):\n"
+              "        self.count = nnx.BatchStat(jnp.array(0))\n    def __call__(self, x):\n"
+              "        self.count[...] += 1\n        return x\n@nnx.jit\ndef f(m: Model, x):\n    return m(x)\n"),
+        # A closure handed to `jax.tree.map` runs inside the trace that owns the variable it counts in.
+        Valid("import jax\n@jax.jit\ndef h(params):\n    n_leaves = 0\n    def visit(x):\n        nonlocal n_leaves\n"
+              "        n_leaves += 1\n        return x * 2\n    return jax.tree.map(visit, params), n_leaves\n"),
+        Valid("import jax.numpy as jnp\nfrom flax import nnx\nclass Model(nnx.Module):\n    def __init__(self):\n"
               "        self.count = nnx.BatchStat(jnp.array(0))\n        self.ema = nnx.BatchStat(jnp.zeros(3))\n"
               "    def __call__(self, x):\n        self.count.value += 1\n"
               "        self.ema.value = 0.9 * self.ema.value + 0.1 * x\n        return x\n"
