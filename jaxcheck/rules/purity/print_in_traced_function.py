@@ -101,6 +101,10 @@ class PrintInTracedFunction(Rule):
               "def f(x):\n    return p.print(x)\n"),
     )
     INVALID = (
+        # The message says it sees tracers only when what it prints holds one (an f-string's fields too).
+        Invalid("import jax\n@jax.jit\ndef f(x):\n    print('tracing', x.shape)\n    return x\n", 4, 5,
+                "never on cached calls; use"),
+        Invalid("import jax\n@jax.jit\ndef f(x):\n    print(f'x={x}')\n    return x\n", 4, 5, "sees tracers"),
         # ...but a static flag passed True runs it at trace time, so does a flag the body sets, one bound
         # True by `partial`, and one read again in a loop that rebinds it.
         Invalid("import jax\n@jax.jit\ndef f(x, verbose=None):\n    if verbose is None:\n        verbose = True\n"
@@ -162,6 +166,15 @@ class PrintInTracedFunction(Rule):
                 3, 5),
     )
 
+    def _shows_tracer(self, value: cst.BaseExpression) -> bool:
+        """Whether printing `value` shows a tracer (an f-string shows its fields; `x.shape` shows none)."""
+        if isinstance(value, cst.FormattedString):
+            return any(self._shows_tracer(part.expression) for part in value.parts
+                       if isinstance(part, cst.FormattedStringExpression))
+        if isinstance(value, cst.ConcatenatedString):
+            return self._shows_tracer(value.left) or self._shows_tracer(value.right)
+        return self.model.holds_tracer(value)
+
     def visit_Call(self, node: cst.Call) -> None:
         trace = self.trace
         if trace is None or not trace.cached:
@@ -171,8 +184,9 @@ class PrintInTracedFunction(Rule):
             return
         hint = "use `jax.debug.print`" if what == "`print`" else "use `jax.debug.print`/`jax.debug.callback`"
         fix = self._debug_print_fix(node) if what == "`print`" else None
-        self.report(node, f"{what} runs once while tracing under {self.transform_name()}, never on cached calls, "
-                          f"and sees tracers instead of values; {hint} or do it outside the traced function", fix)
+        sees = ", and sees tracers instead of values" if any(self._shows_tracer(a.value) for a in node.args) else ""
+        self.report(node, f"{what} runs once while tracing under {self.transform_name()}, never on cached "
+                          f"calls{sees}; {hint} or do it outside the traced function", fix)
 
     def _debug_print_fix(self, node: cst.Call) -> NodeFix | None:
         arguments = debug_print_arguments(node)
