@@ -59,6 +59,7 @@ from jaxcheck.analyzer.semantics.values import (
     NUMPY_ARRAY,
     NUMPY_GENERATOR,
     SEEDED_GENERATOR,
+    KEY_TAKING_LAYER,
     JAX_ARRAY,
     PYTHON_CONTAINER,
     PYTHON_SET,
@@ -1306,9 +1307,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             ):  # `partial(jax.random.normal, key)` draws where it is called
                 self.records.random_scopes.add(self._function_key)
                 self._note_draw(node, name)
-            elif self._is_library(name) and any(
-                arg.keyword is not None and is_key_like_name(arg.keyword.value) for arg in node.args
-            ):  # a library call taking `key=` (`eqx.nn.Linear(2, 2, key=k)`) draws from it
+            elif self._is_library(name) and _passes_key(node):  # a library call taking `key=` (`eqx.nn.Linear(2, 2, key=k)`) draws from it
                 self.records.random_scopes.add(self._function_key)
             if name in PROBE_CALLS and node.args:
                 self._note_probe(node.args[0].value)
@@ -1374,7 +1373,12 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in MUTATING_METHODS:
             self._record_mutation(node.func, containers_only=True)
             self._forget_structure(node.func.value)
+        if name is None and called.flags & KEY_TAKING_LAYER and _passes_key(node):
+            self.records.random_scopes.add(self._function_key)  # `drop(x, key=k)` draws from `k`
         if name is not None:
+            if (name.startswith(jax_api.KEY_TAKING_LIBRARIES) and name.rpartition(".")[2][:1].isupper()
+                    and self._is_library(name)):
+                return Value(NO_DEPS, KEY_TAKING_LAYER)  # `eqx.nn.Dropout(0.5)`: a layer taking its key per call
             kind = _OBJECT_FACTORIES.get(name)
             if kind is not None:
                 fresh = self._in_function and name in _SEEDED_BY_ARGUMENT and _seeded(node)  # not one kept by the module
@@ -1876,6 +1880,11 @@ def _data_names(node: cst.CSTNode) -> Iterator[str]:
     elif not isinstance(node, cst.Lambda):
         for child in child_nodes(node):
             yield from _data_names(child)
+
+
+def _passes_key(node: cst.Call) -> bool:
+    """Whether a call passes a keyword argument named like a PRNG key (`key=`, `rng=`, `*_key=`)."""
+    return any(arg.keyword is not None and is_key_like_name(arg.keyword.value) for arg in node.args)
 
 
 def _seeded(factory: cst.Call) -> bool:

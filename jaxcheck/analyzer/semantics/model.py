@@ -601,7 +601,7 @@ class SemanticModel:
         passing that parameter to a consuming `jax.random` call, or a JAX-ecosystem callable's key keyword
         (`eqx.nn.Linear(2, 2, key=k)`; not `itertools.groupby(xs, key=f)`)."""
         name = self.call_name(call)
-        if name is None:
+        if name is None:  # a layer object's `key=` may be attention's key (`hk.MultiHeadAttention`): no evidence
             return False
         callee = self._named(name)
         if callee is None:

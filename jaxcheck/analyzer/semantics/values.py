@@ -233,6 +233,10 @@ LOGGER = 1 << 8
 """A `logging.Logger` (from `logging.getLogger`)."""
 NUMPY_GENERATOR = 1 << 9
 """A NumPy random generator (`np.random.default_rng`, `RandomState`): its draws are impure."""
+KEY_TAKING_LAYER = 1 << 15
+"""An object of a JAX-ecosystem library class (`eqx.nn.Dropout(0.5)`): calling it with `key=k` may draw
+from `k` (a name already known to hold a PRNG key; `key=` is also attention's key in
+`hk.MultiHeadAttention`)."""
 SEEDED_GENERATOR = 1 << 14
 """A NumPy generator made with an explicit seed (`np.random.default_rng(0)`, `RandomState(seed)`): a
 fresh one draws the same numbers every time it is made."""

@@ -168,6 +168,10 @@ class PrngKeyReuse(Rule):
               "    rng = jax.random.fold_in(rng, worker)\n    return jax.random.normal(rng, x.shape)\n"
               "def train(xs, seed):\n    rng = jax.random.key(seed)\n    for i, x in enumerate(xs):\n"
               "        x = step(x, rng, i, 0)\n"),
+        # Attention's `key=` is no PRNG key: a name is a key only on other evidence.
+        Valid("import haiku as hk\ndef attend(query, embeddings):\n    block = hk.MultiHeadAttention(num_heads=2, key_size=4)\n"
+              "    a = block(query=query, key=embeddings, value=embeddings)\n"
+              "    return block(query=a, key=embeddings, value=embeddings)\n"),
         # The statement a test expects to raise never yields what it draws.
         Valid("import jax\nimport pytest\ndef test_shape(key):\n    x = jax.random.normal(key, (3,))\n"
               "    with pytest.raises(ValueError):\n        jax.random.normal(key, (-1,))\n"),
@@ -270,6 +274,9 @@ class PrngKeyReuse(Rule):
                 "    return x * jax.random.normal(rng, x.shape)\n"
                 "def train(xs, seed):\n    rng = jax.random.key(seed)\n    for x in xs:\n        x = noise(x, rng)\n", 8, 13,
                 "every iteration"),
+        # A library layer object called twice with one `key=` draws the same mask twice.
+        Invalid("import equinox as eqx\ndrop = eqx.nn.Dropout(0.5)\ndef g(x, key):\n    a = drop(x, key=key)\n"
+                "    return drop(a, key=key)\n", 5, 12, "line 4"),
         # A lambda body is a function body of its own: a vmapped lambda drawing from a captured key.
         Invalid("import jax\ndef noisy(key, xs):\n    return jax.vmap(lambda x: x + jax.random.normal(key, x.shape))(xs)\n",
                 3, 35, "comes from outside"),
