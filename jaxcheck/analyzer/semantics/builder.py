@@ -155,7 +155,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         self._transformed_params: dict[str, list[tuple[str, TraceSpec]]] = {}
         self._class_bases: dict[str, tuple[str, ...]] = {}
         self._attribute_instances: dict[tuple[str, str], str | None] = {}
-        self._container_attributes: dict[tuple[str, str], bool] = {}
+        self._attribute_kinds: dict[tuple[str, str], int] = {}
         self._parameter_names: dict[str, frozenset[str]] = {}
         self._immediate_calls: dict[int, cst.Call] = {}
         """Transform calls called right away (`jax.vmap(f)(x)`), by id, with the call."""

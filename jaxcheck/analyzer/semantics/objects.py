@@ -19,7 +19,7 @@ from jaxcheck.analyzer.semantics.records import ModuleRecords
 from jaxcheck.analyzer.semantics.scopes import BindingKind, Scope, ScopeKind, qualified_name
 from jaxcheck.analyzer.semantics.summary import FunctionSummary
 from jaxcheck.analyzer.semantics.syntax import dotted, literal_strings
-from jaxcheck.analyzer.semantics.values import JAX_ARRAY, PYTHON_CONTAINER, UNKNOWN, ParamDep, Value
+from jaxcheck.analyzer.semantics.values import JAX_ARRAY, KEY_TAKING_LAYER, PYTHON_CONTAINER, UNKNOWN, ParamDep, Value
 
 
 class ObjectReader(AnnotationReader):
@@ -32,7 +32,7 @@ class ObjectReader(AnnotationReader):
     _param_classes: dict[str, dict[str, str]]
     _class_bases: dict[str, tuple[str, ...]]
     _attribute_instances: dict[tuple[str, str], str | None]
-    _container_attributes: dict[tuple[str, str], bool]
+    _attribute_kinds: dict[tuple[str, str], int]
 
     def _note_class(self, key: str, node: cst.ClassDef) -> None:
         """Remember class `key`, those of its bases that are classes of this module, and whether its
@@ -158,8 +158,8 @@ class ObjectReader(AnnotationReader):
         if owner in self._attribute_instances and self._attribute_instances[owner] != instance:
             instance = None
         self._attribute_instances[owner] = instance
-        containers = self._container_attributes
-        containers[owner] = containers.get(owner, True) and bool(value.flags & PYTHON_CONTAINER)
+        kinds = self._attribute_kinds
+        kinds[owner] = kinds.get(owner, _KEPT_KINDS) & value.flags
 
     def _note_attribute_change(self, target: cst.BaseExpression, owner: tuple[str, str] | None = None) -> None:
         """A store or update (`self.calls += 1`) of `owner`'s attribute: outside a constructor, in a
@@ -170,8 +170,9 @@ class ObjectReader(AnnotationReader):
             self.records.attribute_changes.setdefault(owner, []).append((target, function.key))
 
     def _attribute_read(self, node: cst.Attribute) -> Value | None:
-        """Record which class's attribute `node` reads; the instance it holds, when known, and whether it
-        is a Python container (every store seen so far is one: `self.history = []`)."""
+        """Record which class's attribute `node` reads; the instance it holds, when known, and what every
+        store seen so far put there (a Python container, `self.history = []`; a library layer object,
+        `self.drop = eqx.nn.Dropout(0.5)`)."""
         owner = self._attribute_owner(node)
         if owner is None:
             return None
@@ -180,10 +181,10 @@ class ObjectReader(AnnotationReader):
         if isinstance(node.value, cst.Name) and (node.value.value == function.self_name or self._class_attribute(node)):
             self.records.receiver_reads.add(id(node))
         instance = self._attribute_instances.get(owner)
-        container = self._container_attributes.get(owner, False)
-        if instance is None and not container:
+        kinds = self._attribute_kinds.get(owner, 0)
+        if instance is None and not kinds:
             return None
-        return Value(flags=PYTHON_CONTAINER if container else 0, instance=instance)
+        return Value(flags=kinds, instance=instance)
 
     def _attribute_owner(self, node: cst.BaseExpression) -> tuple[str, str] | None:
         """(class key, attribute) for `self.attr` (or `cls.attr`) in a method, `obj.attr` for an object
@@ -212,6 +213,8 @@ CONSTRUCTORS = frozenset({"__init__", "__post_init__", "__new__", "setup"})
 """Methods that build an object: their stores happen before anyone can trace with it."""
 
 
+_KEPT_KINDS = PYTHON_CONTAINER | KEY_TAKING_LAYER
+"""What an attribute read keeps of the values stored there (when every store agrees)."""
 _STATIC_MARKS = (("pytree_node", "False"), ("static", "True"))
 """Keyword (or `metadata` entry) and value that declare a field static, not a pytree leaf."""
 

@@ -277,6 +277,9 @@ class PrngKeyReuse(Rule):
         # A library layer object called twice with one `key=` draws the same mask twice.
         Invalid("import equinox as eqx\ndrop = eqx.nn.Dropout(0.5)\ndef g(x, key):\n    a = drop(x, key=key)\n"
                 "    return drop(a, key=key)\n", 5, 12, "line 4"),
+        Invalid("import equinox as eqx\nclass Net(eqx.Module):\n    drop: eqx.nn.Dropout\n    def __init__(self):\n"
+                "        self.drop = eqx.nn.Dropout(0.5)\n    def __call__(self, x, *, key):\n"
+                "        x = self.drop(x, key=key)\n        return self.drop(x, key=key)\n", 8, 16, "line 7"),
         # A lambda body is a function body of its own: a vmapped lambda drawing from a captured key.
         Invalid("import jax\ndef noisy(key, xs):\n    return jax.vmap(lambda x: x + jax.random.normal(key, x.shape))(xs)\n",
                 3, 35, "comes from outside"),
