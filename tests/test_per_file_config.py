@@ -144,6 +144,26 @@ def test_a_broken_nested_configuration_is_a_usage_error(capsys, tree: Path):
     assert code == 2 and "sub/pyproject.toml: [tool.jaxcheck] ignore" in capsys.readouterr().err
 
 
+def test_a_broken_configuration_beside_the_checked_files_does_not_stop_them(capsys, tmp_path: Path):
+    """The walk of the project around the checked files (for importers) skips a folder whose own
+    configuration is broken; the files asked for are checked with theirs, with or without the cache."""
+    _write(tmp_path, {
+        "pyproject.toml": "[tool.jaxcheck]\n",
+        "a/x.py": BUGGY,
+        "b/y.py": BUGGY,
+        "c/pyproject.toml": "[tool.jaxcheck]\nignore = ['NOPE1']\n",
+        "c/z.py": BUGGY,
+    })
+    paths = [str(tmp_path / "a" / "x.py"), str(tmp_path / "b" / "y.py")]
+    code, found, err = _check(capsys, tmp_path, *paths)
+    assert code == 1 and "NOPE1" not in err
+    assert found == ["a/x.py:5 JAX103", "a/x.py:6 JAX302", "b/y.py:5 JAX103", "b/y.py:6 JAX302"]
+    for _ in range(2):  # through the project index: filled, then answered from it
+        code = main(["check", "--format", "concise", "--cache-dir", str(tmp_path / ".cache"), *paths])
+        out, err = capsys.readouterr()
+        assert code == 1 and "NOPE1" not in err and out.count("JAX302") == 2
+
+
 def test_excludes_are_per_folder(capsys, tmp_path: Path):
     _write(tmp_path, {
         "pyproject.toml": "[tool.jaxcheck]\n",

@@ -35,6 +35,22 @@ class FileFinder:
         self.notes: list[str] = []
         self._gitignores: dict[Path, GitIgnore] = {}
 
+    def around(self, unreadable: type[Exception]) -> FileFinder:
+        """This finder for the walk of the project around the checked files (importers, context): a folder
+        whose per-folder settings raise `unreadable` (a broken nested configuration file) is skipped there
+        instead of failing the run; the files a run checks still report it."""
+        excludes_for = self.excludes_for
+        if excludes_for is None:
+            return self
+
+        def tolerant(folder: Path) -> tuple[tuple[str, ...], Path]:
+            try:
+                return excludes_for(folder)
+            except unreadable:
+                return ("*",), folder
+
+        return FileFinder(self.excludes, self.root, tolerant)
+
     def is_excluded(self, path: Path, resolved: Path | None = None) -> bool:
         """True when `path` or one of its folders below the excludes' folder matches an exclude pattern
         (`resolved`: its real path, when the caller knows it)."""

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jaxcheck.analyzer.cache import ResultCache, content_digest, fingerprint
-from jaxcheck.analyzer.config import Configuration, ConfigResolver, Settings
+from jaxcheck.analyzer.config import ConfigError, Configuration, ConfigResolver, Settings
 from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, FileError, Fix, Position, Range, RelatedLocation
 from jaxcheck.analyzer.discovery import FileFinder
 from jaxcheck.analyzer.files import read_file, real_path
@@ -535,7 +535,7 @@ class Linter:
         summaries are kept per process while files are unchanged, so checking many files one by one
         (flake8, pre-commit) reads the project once."""
         known = {real_path(path) for path in checked}
-        texts = project_texts(p for p in _project_listing(root, finder, walk_max_age) if p not in known)
+        texts = project_texts(p for p in _project_listing(root, finder.around(ConfigError), walk_max_age) if p not in known)
         candidates = {}
         for path, (stamp, module, text) in texts.items():
             scanned = _IMPORTS.get(path)
@@ -561,7 +561,7 @@ class Linter:
         """Every readable project file under `root` other than the checked ones, with its bytes."""
         known = {real_path(path) for path in tasks}
         files: dict[Path, ProjectFile] = {}
-        for path in (real_path(p) for p in finder.files([root])):
+        for path in (real_path(p) for p in finder.around(ConfigError).files([root])):
             if path in known or path in files:
                 continue
             try:
