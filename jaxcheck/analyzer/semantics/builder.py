@@ -156,6 +156,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         self._class_bases: dict[str, tuple[str, ...]] = {}
         self._attribute_instances: dict[tuple[str, str], str | None] = {}
         self._attribute_kinds: dict[tuple[str, str], int] = {}
+        """Per (class, attribute), the value flags every store seen so far agrees on (see `ObjectReader`)."""
         self._parameter_names: dict[str, frozenset[str]] = {}
         self._immediate_calls: dict[int, cst.Call] = {}
         """Transform calls called right away (`jax.vmap(f)(x)`), by id, with the call."""
@@ -177,9 +178,9 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         self._called_params: dict[str, list[tuple[str, CallArguments]]] = {}
         self.flax_classes: set[str] = set()
         self.nnx_classes: set[str] = set()
+        """Classes of this module deriving from a Flax NNX object (see `jax_api.NNX_OBJECT_BASES`)."""
         self.attribute_methods: set[str] = set()
         """Methods read as attributes (`@property`, `functools.cached_property`): `self.m` is their value."""
-        """Classes of this module deriving from a Flax NNX object (see `jax_api.NNX_OBJECT_BASES`)."""
         self.static_methods: set[str] = set()
         self.scope = Scope(ScopeKind.MODULE, module_name, None)
         self._pending: deque[_PendingBody] = deque()
