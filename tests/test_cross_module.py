@@ -123,3 +123,26 @@ def test_findings_do_not_depend_on_the_hash_seed(tmp_path: Path):
                                 env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(REPOSITORY)})
         runs.add(result.stdout)
     assert len(runs) == 1 and next(iter(runs)).count("JAX301") == 2
+
+
+SCRIPT_STYLE = """
+    import jax
+    import jax.numpy as jnp
+
+    mean = jnp.zeros(3)
+
+    @jax.jit
+    def normalize(x):
+        return x - mean
+
+    out = normalize(jnp.ones(3))
+    mean = None
+"""
+
+
+def test_a_store_after_the_modules_last_call_goes_stale_only_when_another_module_calls_the_reader(tmp_path: Path):
+    root = make_package(tmp_path, {"stats.py": SCRIPT_STYLE})
+    assert check_paths([root / "pkg" / "stats.py"]).diagnostics == []  # nothing calls `normalize` afterwards
+    (root / "pkg" / "use.py").write_text("from pkg.stats import normalize\n\ndef run(x):\n    return normalize(x)\n")
+    report = check_paths([root / "pkg" / "stats.py"])  # an importer may call it after `mean = None`
+    assert [(d.code, d.range.start.line) for d in report.diagnostics] == [("JAX101", 9)]

@@ -230,6 +230,7 @@ def test_stale_read_notes_the_call_before_the_change_and_the_change():
 
         step(1.0)
         rate = 2.0
+        step(3.0)
     """))
     (finding,) = report.diagnostics
     assert finding.code == "JAX101"

@@ -47,7 +47,8 @@ from jaxcheck.analyzer.semantics.syntax import (
 from jaxcheck.analyzer.semantics.objects import ObjectReader
 from jaxcheck.analyzer.semantics.references import ReferenceReader
 import jaxcheck.analyzer.semantics.structure as structure
-from jaxcheck.analyzer.semantics.guards import Guard, GuardReader, KeyTest, Narrowed, Narrowing, absent_keys
+from jaxcheck.analyzer.semantics.guards import (Guard, GuardReader, KeyTest, Narrowed, Narrowing, Slot, empty_slots,
+                                                 lookup_of)
 from jaxcheck.analyzer.semantics.trace_roots import TraceRootReader
 from jaxcheck.analyzer.semantics.values import (
     ARRAY_VALUED,
@@ -166,7 +167,9 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         """Per function key, the parameters it passes as the key to a consuming `jax.random` call."""
         self._conditional = 0
         """How many enclosing expressions may skip what is being evaluated (`a if c else b`, `x and y`)."""
-        self._absent_keys: list[KeyTest] = []
+        self._empty_slots: list[Slot] = []
+        self._lookups: dict[str, KeyTest] = {}
+        """Names of the function being read that hold `table.get(k)` (for `if f is None:`)."""
         """`key not in table` facts that hold here: a store `table[key] = v` adds an entry, and changes
         no entry a trace may have read (a write-once memo or registry)."""
         self._concrete_after_statement: set[Narrowed] = set()
@@ -267,13 +270,13 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                 self._end_statement()
 
     def _suite(self, suite: cst.BaseSuite) -> None:
-        known_absent = len(self._absent_keys)
+        known_empty = len(self._empty_slots)
         if isinstance(suite, cst.IndentedBlock):
             self._block(suite.body)
         elif isinstance(suite, cst.SimpleStatementSuite):
             self._note_branch(suite)
             self._small_statements(suite.body)
-        del self._absent_keys[known_absent:]
+        del self._empty_slots[known_empty:]
 
     def _note_branch(self, node: cst.CSTNode) -> None:
         """Record the guards of the branch `node` (a statement, a read) runs in, when it is guarded on
@@ -330,6 +333,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                     self._record_origin(target.target, statement.value)
                     self._record_transform_binding(target.target, statement.value)
                     self._name_lambda(target.target, statement.value)
+                self._note_lookup([target.target for target in statement.targets], statement.value)
+                self._note_kept_transform([target.target for target in statement.targets], statement.value)
             elif isinstance(statement, cst.AnnAssign):
                 self._note_references(statement.annotation.annotation)
                 self._note_final(statement)
@@ -476,14 +481,14 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         concrete_if_true, concrete_if_false = self._isinstance_narrowing(node.test)
         eager_if_true, eager_if_false = self._eager_alternatives(node)
         concrete_if_true, concrete_if_false = concrete_if_true | eager_if_true, concrete_if_false | eager_if_false
-        absent_if_true, absent_if_false = absent_keys(node.test)
+        empty_if_true, empty_if_false = empty_slots(node.test, self._lookups)
         before = dict(self._env)
         self._assume_narrowed(concrete_if_true)
-        with self._branch(node, 0), self._keys_absent(absent_if_true):
+        with self._branch(node, 0), self._slots_empty(empty_if_true):
             self._suite(node.body)
         after_body = self._swap_env(before)
         self._assume_narrowed(concrete_if_false)
-        with self._branch(node, 1), self._keys_absent(absent_if_false):
+        with self._branch(node, 1), self._slots_empty(empty_if_false):
             if isinstance(node.orelse, cst.If):
                 self._if(node.orelse)
             elif node.orelse is not None:
@@ -491,7 +496,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         if not _always_exits(node.body):  # `if isinstance(x, Tracer): raise ...`: x is concrete after it
             self._join_env(after_body)
         elif node.orelse is None:  # `if k in table: raise ...`: k is absent after it
-            self._absent_keys += absent_if_false
+            self._empty_slots += empty_if_false
 
     @contextmanager
     def _branch(self, node: cst.CSTNode, alternative: int) -> Iterator[None]:
@@ -503,14 +508,14 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             self._branches.pop()
 
     @contextmanager
-    def _keys_absent(self, tests: list[KeyTest]) -> Iterator[None]:
-        """Inside a branch that `tests` (`k not in table`) guard."""
-        known = len(self._absent_keys)
-        self._absent_keys += tests
+    def _slots_empty(self, slots: list[Slot]) -> Iterator[None]:
+        """Inside a branch whose guard proves `slots` empty (`k not in table`, `self._f is None`)."""
+        known = len(self._empty_slots)
+        self._empty_slots += slots
         try:
             yield
         finally:
-            del self._absent_keys[known:]
+            del self._empty_slots[known:]
 
     @contextmanager
     def _in_loop(self, node: cst.CSTNode) -> Iterator[None]:
@@ -658,6 +663,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
     # ---------------------------------------------------------------------------------- binding
     def _bind(self, target: cst.BaseExpression, value: Value) -> None:
         if isinstance(target, cst.Name):
+            self._lookups.pop(target.value, None)
             self._record_assignment(target)
             self.scope.bind(target.value, VARIABLE, value)
         elif isinstance(target, (cst.Tuple, cst.List)):
@@ -740,6 +746,40 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         if final and isinstance(statement.target, cst.Name) and self.scope.kind is not ScopeKind.CLASS:
             self.records.history.declared_final(self.scope.function_scope().key, statement.target.value)
 
+    def _note_lookup(self, targets: Sequence[cst.BaseExpression], value: cst.BaseExpression) -> None:
+        """`f = table.get(k)`: `if f is None:` then proves the key `k` absent from `table`."""
+        lookup = lookup_of(value)
+        if lookup is None:
+            return
+        for target in targets:
+            if isinstance(target, cst.Name):
+                self._lookups[target.value] = lookup
+
+    def _note_kept_transform(self, targets: Sequence[cst.BaseExpression], value: cst.BaseExpression) -> None:
+        """`cache[k] = jax.jit(f)` under `if k not in cache:` (or `self._f = ...` under `if self._f is None:`)
+        fills a cache slot that outlives the call; `table[name] = jax.jit(f)` in a loop keeps one function
+        per entry (see :attr:`TransformSite.memoized` and :attr:`TransformSite.tabled`)."""
+        site = self.records.transform_sites.get(id(value))
+        if site is None:
+            return
+        memoized = any(slot.covers(t) and self._outlives_call(t) for t in targets for slot in self._empty_slots)
+        tabled = bool(self._loops) and any(_is_entry_per_iteration(t) for t in targets)
+        if memoized or tabled:
+            self.records.transform_sites[id(value)] = replace(site, memoized=memoized, tabled=tabled)
+
+    def _outlives_call(self, target: cst.BaseExpression) -> bool:
+        """Whether a store to `target` outlives the function call making it: a `global`/`nonlocal`
+        name, or an item or attribute of an object the function did not create (an outer variable, `self`)."""
+        scope = self.scope
+        if isinstance(target, cst.Name):
+            return not self._in_function or target.value in scope.declared_global | scope.declared_nonlocal
+        root = chain_root(target)
+        if not isinstance(root, cst.Name):
+            return False
+        resolved = scope.resolve(root.value)
+        return root.value == scope.function_scope().self_name or resolved is None \
+            or resolved[0] is not scope.function_scope()
+
     def _record_origin(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """Remember how a callable bound to a plain name was created (for transform-in-loop)."""
         if isinstance(target, cst.Name) and self.scope.kind is not ScopeKind.CLASS:
@@ -786,7 +826,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         if containers_only and not self.scope.load(base.value).flags & PYTHON_CONTAINER:
             return
         written = target.value if containers_only and isinstance(target, cst.Attribute) else target  # `x.append`: x
-        if isinstance(target, cst.Subscript) and any(test.covers(target) for test in self._absent_keys):
+        if isinstance(target, cst.Subscript) and any(test.covers(target) for test in self._empty_slots):
             self.records.mutated_names.add(id(base))  # a new entry: no entry a trace read changes
             return
         self._record_mutated_name(base, target, _first_attribute(written, base))
@@ -927,13 +967,13 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         node = pending.node
         assert isinstance(node, cst.FunctionDef)
         self._function_bodies[pending.key] = node
-        outer, branches, loops, absent = self.scope, self._branches, self._loops, self._absent_keys
+        outer, branches, loops, empty, lookups = self.scope, self._branches, self._loops, self._empty_slots, self._lookups
         self.scope = self._function_scope(node, pending.key, pending.scope)
-        self._branches, self._loops, self._absent_keys = [], [], []
+        self._branches, self._loops, self._empty_slots, self._lookups = [], [], [], {}
         try:
             self._suite(node.body)
         finally:
-            self.scope, self._branches, self._loops, self._absent_keys = outer, branches, loops, absent
+            self.scope, self._branches, self._loops, self._empty_slots, self._lookups = outer, branches, loops, empty, lookups
 
     def _eval_parameter_defaults(self, params: cst.Parameters) -> None:
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
@@ -1893,6 +1933,14 @@ def _seeded(factory: cst.Call) -> bool:
     None (entropy), a shared generator or a traced value."""
     seed = argument(factory, 0, ("seed",))
     return seed is not None and literal_ints(seed) is not None
+
+
+def _is_entry_per_iteration(target: cst.BaseExpression) -> bool:
+    """`table[name] = ...` with a key that is no literal: in a loop, each iteration's value its own entry."""
+    return isinstance(target, cst.Subscript) and all(
+        isinstance(element.slice, cst.Index)
+        and not isinstance(element.slice.value, (cst.SimpleString, cst.Integer, cst.Float, cst.ConcatenatedString))
+        for element in target.slice)
 
 
 def _first_attribute(target: cst.BaseExpression, root: cst.Name) -> str | None:

@@ -11,7 +11,7 @@ never reach it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -21,7 +21,7 @@ import jaxcheck.analyzer.semantics.jax_api as jax_api
 from jaxcheck.analyzer.semantics.records import ModuleRecords
 from jaxcheck.analyzer.semantics.scopes import Scope, ScopeKind, qualified_name
 from jaxcheck.analyzer.semantics.summary import FunctionSummary
-from jaxcheck.analyzer.semantics.syntax import bound_names, last_statement
+from jaxcheck.analyzer.semantics.syntax import bound_names, dotted, last_statement
 from jaxcheck.analyzer.semantics.values import UNKNOWN, CallDep, Dep, Deps, OpaqueDep, ParamDep, StagedDep, Value
 from jaxcheck.analyzer.tree import descendants
 
@@ -258,18 +258,33 @@ def _is_docstring(statement: cst.CSTNode) -> bool:
     )
 
 
-def absent_keys(test: cst.BaseExpression) -> tuple[list[KeyTest], list[KeyTest]]:
-    """The (key, table) pairs a test proves absent when it is true and when it is false:
-    `k not in d` and `k in d` (negated by `not`)."""
+def empty_slots(test: cst.BaseExpression, lookups: Mapping[str, KeyTest]) -> tuple[list[Slot], list[Slot]]:
+    """The cache slots a test proves empty when it is true and when it is false: `k not in table` (and
+    `k in table`, negated by `not`), `x is None` for a name or attribute path `x` (and `x is not None`),
+    `not hasattr(o, "a")`; for `f is None` where `lookups` says `f = table.get(k)`, the key `k` of that
+    table too."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        when_true, when_false = absent_keys(test.expression)
+        when_true, when_false = empty_slots(test.expression, lookups)
         return when_false, when_true
-    table = test.comparisons[0].comparator if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 else None
-    if isinstance(table, cst.Call) and isinstance(table.func, cst.Attribute) and table.func.attr.value == "keys":
-        table = table.func.value if not table.args else None  # `k not in table.keys()`
-    if isinstance(test, cst.Comparison) and isinstance(table, cst.Name):
-        operator = test.comparisons[0].operator
-        pair = KeyTest(test.left, table)
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "hasattr":
+        owner, name = (test.args[0].value, test.args[1].value) if len(test.args) == 2 else (None, None)
+        if owner is not None and dotted(owner) and isinstance(name, cst.SimpleString) and \
+                isinstance(attribute := name.evaluated_value, str):
+            return [], [SlotTest(f"{dotted(owner)}.{attribute}")]
+        return [], []
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return [], []
+    operator, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    if isinstance(right, cst.Name) and right.value == "None" and isinstance(operator, (cst.Is, cst.IsNot)) \
+            and (path := dotted(test.left)):
+        slots: list[Slot] = [SlotTest(path)]
+        if isinstance(test.left, cst.Name) and test.left.value in lookups:
+            slots.append(lookups[test.left.value])
+        return (slots, []) if isinstance(operator, cst.Is) else ([], slots)
+    if isinstance(right, cst.Call) and isinstance(right.func, cst.Attribute) and right.func.attr.value == "keys":
+        right = right.func.value if not right.args else right  # `k not in table.keys()`
+    if dotted(right):
+        pair = KeyTest(test.left, right)
         if isinstance(operator, cst.NotIn):
             return [pair], []
         if isinstance(operator, cst.In):
@@ -277,15 +292,27 @@ def absent_keys(test: cst.BaseExpression) -> tuple[list[KeyTest], list[KeyTest]]
     return [], []
 
 
+def lookup_of(value: cst.BaseExpression) -> KeyTest | None:
+    """`table.get(k)` (or `table.get(k, None)`): the key and table it looks up, for `f = table.get(k)`."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "get"):
+        return None
+    arguments = value.args
+    if not arguments or arguments[0].keyword or arguments[0].star or not dotted(value.func.value):
+        return None
+    if len(arguments) == 2 and not (isinstance(arguments[1].value, cst.Name) and arguments[1].value.value == "None"):
+        return None
+    return KeyTest(arguments[0].value, value.func.value) if len(arguments) <= 2 else None
+
+
 class KeyTest(NamedTuple):
-    """`key in table` for a table named by a plain name."""
+    """`key in table` for a table named by a name or an attribute path."""
 
     key: cst.BaseExpression
-    table: cst.Name
+    table: cst.BaseExpression
 
-    def covers(self, store: cst.Subscript) -> bool:
+    def covers(self, store: cst.BaseExpression) -> bool:
         """Whether `store` (`table[key] = v`) writes this key of this table."""
-        if not isinstance(store.value, cst.Name) or store.value.value != self.table.value:
+        if not isinstance(store, cst.Subscript) or dotted(store.value) != dotted(self.table):
             return False
         indices = [element.slice for element in store.slice]
         if not all(isinstance(index, cst.Index) for index in indices):
@@ -296,6 +323,20 @@ class KeyTest(NamedTuple):
             parts = [_bare(element.value) for element in key.elements] if isinstance(key, cst.Tuple) else []
             return len(parts) == len(values) and all(a.deep_equals(b) for a, b in zip(parts, values))
         return len(values) == 1 and values[0].deep_equals(key)
+
+
+class SlotTest(NamedTuple):
+    """`x is None` for a name or attribute path `x` (`path`, dotted)."""
+
+    path: str
+
+    def covers(self, store: cst.BaseExpression) -> bool:
+        """Whether `store` (`x = v`, `self.x = v`) writes this slot."""
+        return dotted(store) == self.path
+
+
+Slot = KeyTest | SlotTest
+"""A place a cache keeps a value in, which a test can prove empty."""
 
 
 def _bare(node: cst.BaseExpression) -> cst.BaseExpression:

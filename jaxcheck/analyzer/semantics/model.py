@@ -19,7 +19,7 @@ from jaxcheck.analyzer.semantics.prng import CarryShape, KeyReuse, find_key_reus
 from jaxcheck.analyzer.semantics.scopes import BindingKind
 from jaxcheck.analyzer.semantics.shapes import OutOfBounds, out_of_bounds
 from jaxcheck.analyzer.semantics.solver import (
-    ARRAY_LEAVES, CALLERS, DRAWS, REACHES, STAGED_ROOT, X64, ChainLink, FunctionTrace, Solution,
+    ARRAY_LEAVES, CALLERS, DRAWS, ELSEWHERE, REACHES, STAGED_ROOT, X64, ChainLink, FunctionTrace, Solution,
 )
 from jaxcheck.analyzer.semantics.summary import CallEdge, FunctionSummary, ModuleSummary, TraceSpec
 from jaxcheck.analyzer.semantics.values import (
@@ -68,6 +68,11 @@ class SemanticModel:
         `ARRAY_LEAVES` lookups)."""
         self.reads.add(name + facet)
         return self.solution.function_named(name)
+
+    def _runs_from_elsewhere(self, function: str) -> bool:
+        """`Solution.runs_from_elsewhere` for code outside this module (recorded in :attr:`reads`)."""
+        self.reads.add(function + ELSEWHERE)
+        return self.solution.runs_from_elsewhere(function, {*self.summary.functions, self.summary.module})
 
     def _reaches(self, callee: str, function: str) -> bool:
         """`Solution.reaches` (recorded in :attr:`reads`)."""
@@ -251,7 +256,8 @@ class SemanticModel:
         for change in self.records.history.changes_of(outer.scope, name, after):
             if path is not None and change.path is not None and change.path != path:
                 continue
-            if reader is None or order.goes_stale(change, outer.scope, outer.module_level, reader, self._reaches):
+            runs_later = outer.module_level and reader is not None and self._runs_from_elsewhere(reader)
+            if reader is None or order.goes_stale(change, outer.scope, runs_later, reader, self._reaches):
                 return change
         return None
 

@@ -10,7 +10,8 @@ with their bodies, and calls of names bound to a transform's result (`step = jax
   set_rate(r): global rate`, a method mutating a module-level dict); or
 - it runs in the variable's own scope after a call there that may trace `reader` (or in a loop with
   such a call), and, for a function's local variable, before a later call there (or in that loop).
-  Straight-line setup that finishes before any call is not staleness; nor is a store after the last call.
+  Straight-line setup that finishes before any call is not staleness; nor is a store after the last call
+  (at module level: the last call of the module's own code, unless another module may call `reader`).
 """
 
 from __future__ import annotations
@@ -59,16 +60,18 @@ class ProgramOrder:
         """The function a transform bound to `name` of `scope` wraps, if any."""
         return self._transformed.get((scope, name))
 
-    def goes_stale(self, change: ChangeSite, owner: str, module_level: bool, reader: str, reaches: Reaches) -> bool:
-        """Whether `change` to a variable of scope `owner` can make `reader`'s compiled program stale."""
+    def goes_stale(self, change: ChangeSite, owner: str, runs_later: bool, reader: str, reaches: Reaches) -> bool:
+        """Whether `change` to a variable of scope `owner` can make `reader`'s compiled program stale;
+        `runs_later`: `reader` may also run after `owner`'s code has finished (a module-level variable
+        read by a function other modules may call)."""
         if change.scope != owner:
             return True
         events = [e for e in self._events.get(owner, {}).values() if reaches(e.callee, reader)]
         traced_before = any(e.order < change.order or _share_loop(e.loops, change.loops) for e in events)
         if not traced_before:
             return False
-        if module_level:
-            return True  # after import, anything may call it again
+        if runs_later:
+            return True  # after import, its importers may call it again
         return any(e.order > change.order or _share_loop(e.loops, change.loops) for e in events)
 
 

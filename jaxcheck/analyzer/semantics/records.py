@@ -32,6 +32,12 @@ class TransformSite:
     loops: tuple[int, ...]
     origin: CallableOrigin | None
     caches: bool
+    memoized: bool = False
+    """Its result fills a cache slot that outlives the call, under a guard that finds the slot empty
+    (`if k not in cache: cache[k] = jax.jit(f)`, `if self._f is None:`): one function per slot."""
+    tabled: bool = False
+    """In a loop, its result is stored in a container entry per iteration (`table[name] = jax.jit(f)`):
+    one function per entry, each kept for later calls."""
 
 
 @dataclass(slots=True)

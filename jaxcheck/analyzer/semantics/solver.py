@@ -22,6 +22,8 @@ REACHES = "\0reaches"
 """Marks a lint's question which of its functions calling a name may run (see :meth:`Solution.reaches`)."""
 CALLERS = "\0callers"
 """Marks a lint's question which functions call one of its functions."""
+ELSEWHERE = "\0elsewhere"
+"""Marks a lint's question whether code of another module may run one of its functions."""
 X64 = "\0x64"
 """Marks a lint's question whether some module of the project may turn on 64-bit mode."""
 DRAWS, STAGED_ROOT, ARRAY_LEAVES = "\0draws", "\0staged", "\0leaves"
@@ -311,6 +313,9 @@ class Solution:
             elif read.endswith(CALLERS):
                 key = read[: -len(CALLERS)]
                 answers.append(repr((read, sorted(self._callers().get(key, ())))))
+            elif read.endswith(ELSEWHERE):
+                key = read[: -len(ELSEWHERE)]
+                answers.append(repr((read, self.runs_from_elsewhere(key, {*own, summary.module}))))
             elif read.endswith(REACHES):
                 name = read[: -len(REACHES)]
                 answers.append(repr((read, sorted(self._reached(name) & own.keys()))))
@@ -319,6 +324,21 @@ class Solution:
         facts = [text for text, _ in functions.values() if text]
         chains = [text for _, text in functions.values() if text]
         return "\n".join([*facts, *answers]) + f"\n{NOTES_MARK}\n" + "\n".join(chains)
+
+    def runs_from_elsewhere(self, key: str, own: Container[str]) -> bool:
+        """Whether code outside `own` (a module's functions and the key of its module-level code) may
+        run function `key`: a function or the module-level code of another module calls it, directly or
+        through other functions."""
+        callers = self._callers()
+        seen, pending = {key}, [key]
+        while pending:
+            for caller in callers.get(pending.pop(), ()):
+                if caller not in own:
+                    return True
+                if caller not in seen:
+                    seen.add(caller)
+                    pending.append(caller)
+        return False
 
     def _reached(self, callee: str) -> set[str]:
         """Every function calling `callee` may run (see :meth:`reaches`)."""

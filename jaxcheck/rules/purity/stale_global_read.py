@@ -50,7 +50,8 @@ class StaleGlobalRead(Rule):
     or in module (or enclosing-function) code between two calls that reach the traced function.
     Constants bound once, imports, functions and `typing.Final` names are never reported, nor setup
     that finishes before any call (straight-line module code, a finished module-level loop, a registry
-    filled at import time), nor a store after the last call, nor a store to another attribute
+    filled at import time), nor a store after the last call (for module code: unless another module
+    calls the function, and may do so after the import), nor a store to another attribute
     (`FLAGS.a = 1` does not change `FLAGS.b`) or to another constant key (`CONFIG["lr"] *= 0.9` does not
     change `CONFIG["wd"]`), nor a store that only adds an entry (`table[k] = v` under
     `if k not in table:` or after `if k in table: raise`: a memo or a registry never changes an entry
@@ -75,6 +76,11 @@ class StaleGlobalRead(Rule):
     summary = "Traced code reads module-level or enclosing state that is rebound or mutated, so it goes stale"
 
     VALID = (
+        # A store after the module's last call (a notebook's later section reusing a name): nothing calls
+        # `loss` again, unless another module imports it.
+        Valid("import jax\nimport jax.numpy as jnp\nX = jnp.ones((8, 3))\n@jax.jit\ndef loss(w):\n"
+              "    return jnp.mean(X @ w)\nw = jnp.zeros(3)\nfor i in range(50):\n    w = w - 0.1 * loss(w)\n"
+              "X = jnp.full((4, 3), 2.0)\nprint(X @ w)\n"),
         # Under `if debug:` where every trace passes debug=False, nothing is read while tracing.
         Valid("import jax\nSCALE = 1.0\n@jax.jit\ndef f(x, debug=False):\n    if debug:\n        x = x * SCALE\n"
               "    return x\ndef set_scale(s):\n    global SCALE\n    SCALE = s\ny = f(1.0)\n"),

@@ -59,6 +59,9 @@ class TransformInLoop(Rule):
     ## Known problems
     `jax.grad` or `jax.vmap` alone are not reported: outside `jit` they trace on every call whether
     or not the function is new. Transforms applied inside traced code run once per trace and are fine.
+    Neither are functions kept for later calls: stored in a cache slot its guard finds empty
+    (`if n not in cache: cache[n] = jax.jit(...)`, `if self._f is None:`, `f = cache.get(n)` then
+    `if f is None:`), or, in a loop, in a table entry per iteration (`table[name] = jax.jit(...)`).
 
     ## Fix safety
     No fix is offered: hoisting the function needs its free variables turned into parameters.
@@ -112,6 +115,24 @@ class TransformInLoop(Rule):
         # A memoized factory runs once per distinct argument.
         Valid("import functools\nimport jax\n@functools.lru_cache\ndef compiled(n):\n    return jax.jit(lambda x: x * n)\n"
               "def run(xs):\n    for x in xs:\n        compiled(2)(x)\n"),
+        # Functions kept for later calls: one per cache slot its guard finds empty (checked under JAX 0.10.2
+        # with `jax_log_compiles`: one compile per distinct key however often the function runs), or one
+        # per table entry built in a loop.
+        Valid("import jax\n_CACHE = {}\ndef get_fn(n):\n    if n not in _CACHE:\n        _CACHE[n] = jax.jit(lambda x: x ** n)\n"
+              "    return _CACHE[n]\ndef run(xs):\n    return [get_fn(2)(x) for x in xs]\n"),
+        Valid("import jax\n_fwd = None\ndef predict(x):\n    global _fwd\n    if _fwd is None:\n"
+              "        _fwd = jax.jit(lambda v: v * 2)\n    return _fwd(x)\ndef run(xs):\n    return [predict(x) for x in xs]\n"),
+        Valid("import jax\n_compiled = {}\ndef get_step(n):\n    fn = _compiled.get(n)\n    if fn is None:\n"
+              "        def step(x):\n            return x * n\n        fn = _compiled[n] = jax.jit(step)\n    return fn\n"
+              "def run(xs):\n    return [get_step(2)(x) for x in xs]\n"),
+        Valid("import jax\nclass Model:\n    def __init__(self):\n        self._cache = {}\n    def fn(self, n):\n"
+              "        if n in self._cache:\n            return self._cache[n]\n        self._cache[n] = jax.jit(lambda x: x * n)\n"
+              "        return self._cache[n]\n    def run(self, xs):\n        for x in xs:\n            self.fn(2)(x)\n"),
+        Valid("import jax\nclass Model:\n    def _impl(self, x):\n        return x\n    def fn(self):\n"
+              "        if not hasattr(self, '_fn'):\n            self._fn = jax.jit(self._impl)\n        return self._fn\n"
+              "    def run(self, xs):\n        for x in xs:\n            self.fn()(x)\n"),
+        Valid("import jax\nimport jax.numpy as jnp\nACTS = {'relu': jax.nn.relu, 'tanh': jnp.tanh}\nJITTED = {}\n"
+              "for name, fn in ACTS.items():\n    JITTED[name] = jax.jit(lambda x, fn=fn: fn(x) * 2)\n"),
         # A module-level loop that creates nothing per iteration.
         Valid("import jax\ndef f(x):\n    return x\nfor x in range(3):\n    jax.jit(f)(x)\n"),
         # A loop over a one-element list runs its body once.
@@ -133,6 +154,13 @@ class TransformInLoop(Rule):
         Invalid("import jax\ndef helper(x):\n    return jax.jit(lambda v: v + 1)(x)\ndef step(x):\n    return helper(x)\n"
                 "def train(xs):\n    while True:\n        step(xs)\n", 3, 12, "runs repeatedly"),
         Invalid("import jax\nfor scale in range(3):\n    jax.jit(lambda v: v * scale)(1.0)\n", 3, 5, "inside the loop"),
+        # A cache the function makes anew on each call, or a slot no guard finds empty, keeps nothing.
+        Invalid("import jax\ndef get_fn(n):\n    cache = {}\n    if n not in cache:\n        cache[n] = jax.jit(lambda x: x ** n)\n"
+                "    return cache[n]\ndef run(xs):\n    return [get_fn(2)(x) for x in xs]\n", 5, 20, "runs repeatedly"),
+        Invalid("import jax\n_fwd = None\ndef predict(x):\n    global _fwd\n    _fwd = jax.jit(lambda v: v * 2)\n"
+                "    return _fwd(x)\ndef run(xs):\n    return [predict(x) for x in xs]\n", 5, 12, "runs repeatedly"),
+        Invalid("import jax\nfns = {}\nfor scale in range(3):\n    fns['f'] = jax.jit(lambda v: v * scale)\n    fns['f'](1.0)\n",
+                4, 16, "inside the loop"),
         Invalid("import jax\nclass Agent:\n    def _impl(self, x):\n        return x\n    def act(self, x):\n"
                 "        return jax.jit(self._impl)(x)\n    def run(self, xs):\n        for x in xs:\n"
                 "            self.act(x)\n", 6, 16, "bound method"),
@@ -164,7 +192,9 @@ class TransformInLoop(Rule):
             return  # inside a cached trace this runs once per trace, and the outer program is reused
         origin = site.origin
         created = _CREATED.get(origin.kind, "a callable")
-        if origin.loops and site.loops[: len(origin.loops)] == origin.loops:
+        if site.memoized:
+            return  # one function per cache slot, however often this runs
+        if origin.loops and site.loops[: len(origin.loops)] == origin.loops and not site.tabled:
             self.report(node, f"transform applied to {created} inside the loop: every iteration creates a new "
                               "function, so JAX retraces and recompiles it each time; apply the transform once "
                               "outside the loop and pass changing values as arguments")
