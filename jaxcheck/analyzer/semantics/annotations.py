@@ -32,6 +32,18 @@ class AnnotationReader:
             return False
         return qualified_name(self.scope, annotation) in jax_api.ARRAY_ANNOTATIONS
 
+    def _is_jax_array_annotation(self, annotation: cst.BaseExpression) -> bool:
+        """`jax.Array`, `jnp.ndarray`, or jaxtyping's `Float[Array, "n"]`: JAX arrays only (not `ArrayLike`,
+        nor `Float[np.ndarray, "n"]`, which NumPy arrays satisfy)."""
+        if isinstance(annotation, cst.Subscript):
+            if qualified_name(self.scope, annotation.value) not in jax_api.JAXTYPING_DTYPES or not annotation.slice:
+                return False
+            wrapped = annotation.slice[0].slice
+            return isinstance(wrapped, cst.Index) and self._is_jax_array_annotation(wrapped.value)
+        if isinstance(annotation, (cst.SimpleString, cst.ConcatenatedString)):
+            return False
+        return qualified_name(self.scope, annotation) in jax_api.JAX_ARRAY_ANNOTATIONS
+
     def _is_container_annotation(self, annotation: cst.BaseExpression) -> bool:
         """`dict`, `Dict[str, Array]`, `Optional[Dict]`, `list | None`: a Python container (or None)."""
         if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):

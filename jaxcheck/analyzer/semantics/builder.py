@@ -932,6 +932,9 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         with_defaults = [p for p in (*params.posonly_params, *params.params, *params.kwonly_params) if p.default]
         self.functions[key] = FunctionSummary(
             key, positional, keyword_only, star, star_kw, array_params, non_array_params, parent,
+            jax_array_annotated=frozenset(
+                p.name.value for p in annotated if self._is_jax_array_annotation(p.annotation.annotation)  # type: ignore[union-attr]
+            ),
             defaults=frozenset(p.name.value for p in with_defaults),
             falsy_defaults=frozenset(p.name.value for p in with_defaults if p.default and is_false_literal(p.default)),
         )

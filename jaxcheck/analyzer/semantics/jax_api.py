@@ -95,7 +95,8 @@ _JIT = Transform("jax.jit", True, ("static_argnums",), ("static_argnames",), cac
 TRANSFORMS: dict[str, Transform] = {
     "jax.jit": _JIT,
     "jax.experimental.pjit.pjit": Transform("pjit", True, ("static_argnums",), ("static_argnames",), caches=True),
-    "jax.pmap": Transform("jax.pmap", True, ("static_broadcasted_argnums",), (), "in_axes", caches=True),
+    # `pmap` traces a broadcast argument (`in_axes=None`) too, unlike `vmap`: only static ones stay Python values.
+    "jax.pmap": Transform("jax.pmap", True, ("static_broadcasted_argnums",), (), caches=True),
     "jax.vmap": Transform("jax.vmap", True, (), (), "in_axes", 1),
     "jax.checkpoint": Transform("jax.checkpoint", True, ("static_argnums",)),
     "jax.remat": Transform("jax.remat", True, ("static_argnums",)),
@@ -202,9 +203,10 @@ NON_ARRAY_ANNOTATIONS = frozenset(
 )
 """Annotations of parameters that can never hold a tracer: jit would reject such a non-static argument."""
 
-ARRAY_ANNOTATIONS = frozenset(
-    {"jax.Array", "jax.numpy.ndarray", "jax.typing.ArrayLike", "chex.Array", "chex.ArrayDevice", "jaxtyping.Array"}
-)
+JAX_ARRAY_ANNOTATIONS = frozenset({"jax.Array", "jax.numpy.ndarray", "chex.ArrayDevice", "jaxtyping.Array"})
+"""Annotations that admit JAX arrays only."""
+ARRAY_ANNOTATIONS = JAX_ARRAY_ANNOTATIONS | {"jax.typing.ArrayLike", "chex.Array"}
+"""Annotations of arrays: JAX arrays, or (`ArrayLike`, `chex.Array`) NumPy arrays and scalars too."""
 JAXTYPING_DTYPES = frozenset(
     f"jaxtyping.{name}"
     for name in ("Float", "Int", "Bool", "Shaped", "Num", "Real", "Inexact", "Integer", "UInt", "Complex", "Key")
@@ -245,6 +247,11 @@ ARRAY_METHODS = frozenset(
     }
 )
 BOOL_METHODS = frozenset({"any", "all"})
+AXIS_FIRST_METHODS = frozenset(
+    {"sum", "mean", "max", "min", "prod", "std", "var", "argmax", "argmin", "cumsum", "cumprod", "any", "all",
+     "ptp", "squeeze", "sort", "argsort"}
+)
+"""Array methods whose first argument is `axis` (`x.mean(axis)`), which must be static under a transform."""
 
 
 def is_array_call(qualified_name: str) -> bool:

@@ -431,7 +431,7 @@ class SemanticModel:
         if param is None or self.is_ref(node):
             return False
         function = self.solution.functions.get(param.function)
-        if function is not None and param.name in function.array_params:
+        if function is not None and param.name in function.jax_array_annotated:
             return True
         return param.name in self.solution.jax_array_params.get(param.function, ())
 
@@ -647,10 +647,11 @@ class SemanticModel:
         data = dict(callee.key_folds).get(parameter)
         return data is None or any(_varying_argument(call, callee, bound, name) for name in data)
 
-    @staticmethod
-    def functional_update(node: cst.Call) -> cst.BaseExpression | None:
-        """The array `x` when `node` is `x.at[...].<method>(...)`; None otherwise."""
-        return at_receiver(node.func)
+    def functional_update(self, node: cst.Call) -> cst.BaseExpression | None:
+        """The array `x` when `node` is `x.at[...].<method>(...)`; None otherwise, and for a Pallas Ref `x`:
+        `o_ref.at[0:2]` is a view of the Ref, and `.set(v)` on it writes in place."""
+        receiver = at_receiver(node.func)
+        return None if receiver is None or self.is_ref(receiver) else receiver
 
 
 def _varying_argument(call: cst.Call, callee: FunctionSummary, bound: int, parameter: str) -> bool:

@@ -27,7 +27,9 @@ class FunctionSummary:
     """A function or lambda: its parameters, where it is nested, and what its return value depends on.
 
     `key` is its qualified name (`pkg.mod.f`, `pkg.mod.Cls.m`, `pkg.mod.f.<locals>.g`).
-    `array_params` are parameters annotated as JAX arrays, `non_array_params` those annotated with types
+    `array_params` are parameters annotated as arrays (JAX arrays, or types that admit NumPy arrays too:
+    `ArrayLike`, `Float[np.ndarray, "n"]`), `jax_array_annotated` those of them whose annotation admits
+    JAX arrays only (`jax.Array`, `Float[Array, "n"]`), `non_array_params` those annotated with types
     that can never hold a tracer (`str`, `Callable`, `DTypeLike`); `parent` is the enclosing function's key.
     `return_elements` holds per-position dependencies when every `return` returns a tuple of one length.
     `inert_params` are the parameters the body only probes (see :mod:`.parameter_use`); `memoized`
@@ -50,6 +52,7 @@ class FunctionSummary:
     inert_params: frozenset[str] = frozenset()
     key_folds: tuple[tuple[str, tuple[str, ...]], ...] = ()
     memoized: bool = False
+    jax_array_annotated: frozenset[str] = frozenset()
     defaults: frozenset[str] = frozenset()
     falsy_defaults: frozenset[str] = frozenset()
     draws: frozenset[str] = frozenset()

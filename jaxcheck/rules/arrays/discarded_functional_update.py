@@ -48,6 +48,11 @@ class DiscardedFunctionalUpdate(Rule):
     summary = "`x.at[i].set(v)` as a bare statement: the updated array is thrown away"
 
     VALID = (
+        # A Pallas Ref's `.at[...]` is a view of the Ref: `.set(v)` on it writes in place (checked under JAX
+        # 0.10.2, interpret mode: the output holds the written values).
+        Valid("import jax\nimport jax.numpy as jnp\nfrom jax.experimental import pallas as pl\ndef kernel(x_ref, o_ref):\n"
+              "    o_ref[...] = x_ref[...]\n    o_ref.at[0:2].set(jnp.zeros(2))\n"
+              "out = pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((4,), jnp.float32))(jnp.ones(4))\n"),
         Valid("def f(x):\n    x = x.at[0].set(1)\n    return x\n"),
         Valid("def f(x):\n    return x.at[0].add(1)\n"),
         Valid("def f(x):\n    y = x.at[0].multiply(2)\n    return y\n"),

@@ -62,6 +62,11 @@ class InPlaceArrayUpdate(Rule):
     summary = "`x[i] = v` or `x[i] += v` on an immutable JAX array; use `x = x.at[i].set(v)`"
 
     VALID = (
+        # Annotations NumPy arrays satisfy too: `ArrayLike`, jaxtyping over `np.ndarray` (or a torch tensor).
+        Valid("import numpy as np\nfrom jaxtyping import Float\ndef fill(buf: Float[np.ndarray, 'n'], v: float):\n"
+              "    buf[0] = v\n    return buf\nfill(np.zeros(2), 1.0)\n"),
+        Valid("import numpy as np\nfrom jax.typing import ArrayLike\ndef clip_first(x: ArrayLike, v: float):\n"
+              "    x[0] = min(x[0], v)\n    return x\nclip_first(np.array([5.0, 1.0]), 2.0)\n"),
         # A gradient of a pytree is a pytree; an attribute some method stores a NumPy array in may be one.
         Valid("import jax\ndef f(p):\n    return p[0] * p[1]\ng = jax.grad(f)([1.0, 2.0])\ng[0] = 0.0\n"),
         # `eigh` returns a tuple of arrays, not an array: `.at[]` advice would be wrong (Python's TypeError says it)
@@ -163,6 +168,9 @@ class InPlaceArrayUpdate(Rule):
         Invalid("import jax.numpy as jnp\nstate = {'w': jnp.zeros(3), 'steps': [0]}\nstate['w'][0] = 1.0\n", 3, 1),
         Invalid("import jax\ndef f(x: jax.Array):\n    x[0] = 1.0\n    return x\n", 3, 5,
                 fix="import jax\ndef f(x: jax.Array):\n    x = x.at[0].set(1.0)\n    return x\n"),
+        Invalid("from jaxtyping import Array, Float\ndef f(x: Float[Array, 'n']):\n    x[0] = 1.0\n    return x\n", 3, 5,
+                fix="from jaxtyping import Array, Float\ndef f(x: Float[Array, 'n']):\n    x = x.at[0].set(1.0)\n"
+                    "    return x\n"),
     )
 
     def visit_Assign(self, node: cst.Assign) -> None:

@@ -144,6 +144,10 @@ class PythonBranchOnTracer(Rule):
               "        if x > 0:\n            return x\n    return x * 2\n"),
     )
     INVALID = (
+        # `pmap` traces a broadcast argument (`in_axes=None`) too (checked under JAX 0.10.2 with two CPU devices:
+        # TracerBoolConversionError); `vmap` passes it through as a Python value.
+        Invalid("import jax\ndef step(x, lr):\n    if lr > 0.5:\n        x = x * 0.5\n    return x\n"
+                "p = jax.pmap(step, in_axes=(0, None))\n", 3, 8),
         # A JVP rule runs in the trace of the function it differentiates: under jit, its primals are tracers.
         Invalid("import jax\nimport jax.numpy as jnp\n@jax.custom_jvp\ndef safe_sqrt(x):\n    return jnp.sqrt(x)\n"
                 "@safe_sqrt.defjvp\ndef safe_sqrt_jvp(primals, tangents):\n    (x,), (t,) = primals, tangents\n"

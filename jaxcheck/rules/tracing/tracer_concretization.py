@@ -6,7 +6,8 @@ import libcst as cst
 
 from jaxcheck.analyzer import codegen
 from jaxcheck.analyzer.rule import Invalid, Rule, Valid, static_hint
-from jaxcheck.analyzer.semantics.jax_api import CONCRETE_METHODS, is_array_call
+from jaxcheck.analyzer.semantics.jax_api import AXIS_FIRST_METHODS, CONCRETE_METHODS, is_array_call
+from jaxcheck.analyzer.semantics.syntax import at_receiver
 
 _CONVERTERS = {
     "builtins.int": "`x.astype(jnp.int32)`",
@@ -108,6 +109,9 @@ class TracerConcretization(Rule):
         Valid("import jax\ndef f(x):\n    return float(x) * 2\ng = jax.grad(f)\n"),
         Valid("import jax\n@jax.jit\ndef f(x):\n    return x.astype(int)\n"),
         Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return jnp.sum(x, axis=0)\n"),
+        Valid("import jax\nfrom functools import partial\n@partial(jax.jit, static_argnames='axis')\ndef pool(x, axis):\n"
+              "    return x.mean(axis=axis)\n"),
+        Valid("import jax\n@jax.jit\ndef f(costs, j, r):\n    return costs.at[j].min(r)\n"),
         Valid("import jax\nweights = [1.0, 2.0]\n@jax.jit\ndef f(x):\n    return x * weights[0]\n"),
         Valid("import jax\nimport math\n@jax.jit\ndef f(x):\n    return x * math.sqrt(x.ndim)\n"),
         Valid("import jax\nimport numpy as np\n@jax.jit\ndef f(x):\n    return np.sum(x)\n"),
@@ -158,6 +162,9 @@ class TracerConcretization(Rule):
                 "Python list"),
         Invalid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x, a):\n    return jnp.sum(x, axis=a)\n", 5, 28,
                 "axis"),
+        # The method form too (checked under JAX 0.10.2: "The axis argument must be known statically").
+        Invalid("import jax\n@jax.jit\ndef pool(x, axis):\n    return x.mean(axis=axis)\n", 4, 24, "axis"),
+        Invalid("import jax\n@jax.jit\ndef pool(x, axis):\n    return x.sum(axis)\n", 4, 18, "axis"),
         Invalid("import jax\nfrom jax import lax\ndef body(carry, x):\n    return carry + float(x), None\n"
                 "out = lax.scan(body, 0.0, xs)\n", 4, 20),
         Invalid("import jax\nimport numpy as onp\n@jax.vmap\ndef f(x):\n    return onp.array(x).tolist()\n", 5, 12),
@@ -174,6 +181,13 @@ class TracerConcretization(Rule):
                 method = node.func.attr.value
                 self.report(node, f"`.{method}()` needs a concrete value but the array is traced under "
                                   f"{self.transform_name()}; keep it an array, or call it outside the traced function")
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value in AXIS_FIRST_METHODS \
+                and at_receiver(node.func) is None:  # `x.at[i].min(v)` is an update, not a reduction
+            positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+            axis = next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "axis"),
+                        positional[0] if positional else None)
+            if axis is not None and self.model.is_traced(axis) and self.model.is_traced(node.func.value):
+                self._report_axis(axis)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         numpy = self.model.is_numpy_array(node.value)
@@ -219,6 +233,9 @@ class TracerConcretization(Rule):
         elif is_array_call(name):
             for arg in node.args:
                 if arg.keyword is not None and arg.keyword.value == "axis" and self.model.is_traced(arg.value):
-                    hint = static_hint(self.model, arg.value, self.context.function)
-                    self.report(arg.value, f"`axis` must be a concrete int but it is traced under "
-                                           f"{self.transform_name()}; pass a Python int{hint}")
+                    self._report_axis(arg.value)
+
+    def _report_axis(self, axis: cst.BaseExpression) -> None:
+        hint = static_hint(self.model, axis, self.context.function)
+        self.report(axis, f"`axis` must be a concrete int but it is traced under {self.transform_name()}; "
+                          f"pass a Python int{hint}")
