@@ -73,6 +73,9 @@ class RuleContext:
     reports: list[Report] = field(default_factory=list)
     untraced_branch: bool = False
     """Whether the statement being visited sits in a branch that no trace of `function` runs."""
+    concretization_caught: bool = False
+    """Whether the code being visited is in the body of a `try` of `function` whose handlers catch the
+    error a concretization raises on a tracer (the code has a fallback for traced values)."""
 
 
 class Rule:
@@ -90,6 +93,9 @@ class Rule:
     default_enabled: ClassVar[bool] = True
     explains_trace: ClassVar[bool] = False
     """Whether findings say why the code is traced: :meth:`report` then adds the trace chain as notes."""
+    concretizes: ClassVar[bool] = False
+    """Whether findings are code that needs a concrete value (JAX raises a `TypeError` on a tracer):
+    :meth:`report` then drops those in a `try` whose handlers catch that error."""
     VALID: ClassVar[tuple[Valid, ...]] = ()
     INVALID: ClassVar[tuple[Invalid, ...]] = ()
 
@@ -103,6 +109,8 @@ class Rule:
         `(message, node)` pairs). Rules that set `explains_trace` get the trace chain of the function
         being visited (or of `function`) as notes first (`self.model.position(other)` gives the line
         of another node for messages such as "first used on line N")."""
+        if self.concretizes and self.context.concretization_caught:
+            return  # `try: n = int(x)` / `except TypeError: n = None`: the code has a fallback for tracers
         traced_in = self.context.function if function is None else function
         chain = self.model.trace_notes(traced_in, node) if self.explains_trace else ()
         self.context.reports.append(Report(node, self.code, self.name, message, fix, chain, related))

@@ -58,6 +58,9 @@ class RuleWalker:
             self._call(callbacks, node)
         if node_type is cst.FunctionDef:
             self._function_def(node)  # type: ignore[arg-type]
+        elif (node_type is cst.Try or node_type is cst.TryStar) and not self.context.concretization_caught \
+                and self.context.model.catches_concretization(node):  # type: ignore[arg-type]
+            self._caught(node)  # type: ignore[arg-type]
         elif node_type is cst.Lambda:
             self._lambda(node)  # type: ignore[arg-type]
         else:
@@ -81,6 +84,15 @@ class RuleWalker:
         self._children(node, ("decorators", "params", "returns"))
         self._in_function(node, lambda: self._node(node.body))
 
+    def _caught(self, node: cst.Try | cst.TryStar) -> None:
+        """Visit a `try` whose handlers catch a concretization's error: its body with that known."""
+        self.context.concretization_caught = True
+        try:
+            self._node(node.body)
+        finally:
+            self.context.concretization_caught = False
+        self._children(node, [name for name in child_fields(type(node)) if name != "body"])
+
     def _lambda(self, node: cst.Lambda) -> None:
         self._node(node.params)
         self._in_function(node, lambda: self._node(node.body))
@@ -88,14 +100,16 @@ class RuleWalker:
     def _in_function(self, node: cst.FunctionDef | cst.Lambda, body: Callable[[], None]) -> None:
         """Visit a nested function's body: one traced on its own has its own traces, whatever branch
         defines it; a closure traced only within its definer's trace shares that branch."""
-        outer, untraced = self.context.function, self.context.untraced_branch
+        outer, untraced, caught = self.context.function, self.context.untraced_branch, self.context.concretization_caught
         self.context.function = self.context.model.function_key(node)
+        self.context.concretization_caught = False  # a nested function runs where it is called
         if self.context.model.trace_of(self.context.function) is not None:
             self.context.untraced_branch = False
         try:
             body()
         finally:
             self.context.function, self.context.untraced_branch = outer, untraced
+            self.context.concretization_caught = caught
 
     def _call(self, callbacks: list[tuple[Rule, Callback]], node: cst.CSTNode) -> None:
         for rule, callback in callbacks:

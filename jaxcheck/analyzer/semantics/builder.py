@@ -377,7 +377,12 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             self._bind(node.target, combine((current, value), flags))
         else:
             self._note_attribute_change(node.target)
-            self._eval_target_parts(node.target)
+            target = node.target
+            key = structure.constant_key(target.slice) if isinstance(target, cst.Subscript) else None
+            old = None
+            if isinstance(key, str) and isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+                old = self.scope.load(target.value.value).field(key)  # `d["n"] += 1`: field `n` grows by the value
+            self._eval_target_parts(node.target, combine((old, value)) if old is not None else None)
 
     def _import(self, node: cst.Import | cst.ImportFrom) -> None:
         if isinstance(node, cst.Import):
@@ -571,6 +576,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         self._join_env(before)
         after_body = dict(self._env)
         handlers: Sequence[cst.ExceptHandler | cst.ExceptStarHandler] = node.handlers
+        if any(self._handles_concretization(handler) for handler in handlers):
+            self.records.concretization_caught.add(id(node))
         for index, handler in enumerate(handlers, start=1):
             self._swap_env(dict(after_body))
             if handler.type is not None:
@@ -586,6 +593,17 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                 self._suite(node.orelse.body)
         if node.finalbody is not None:
             self._suite(node.finalbody.body)
+
+    def _handles_concretization(self, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
+        """`except TypeError:` (or `jax.errors.ConcretizationTypeError`, `Exception`, a bare `except:`, a
+        tuple with one of them) whose body does not end by raising: code in the `try` body that needs a
+        concrete value has a fallback when it meets a tracer."""
+        if isinstance(last_statement(handler.body), cst.Raise):
+            return False
+        if handler.type is None:
+            return True
+        caught = [e.value for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) else [handler.type]
+        return any(qualified_name(self.scope, kind) in jax_api.CONCRETIZATION_ERRORS for kind in caught)
 
     def _with(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.With)
@@ -682,7 +700,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             self._bind(target.value, value)
         else:
             self._note_attribute_store(target, value)
-            self._eval_target_parts(target)
+            self._eval_target_parts(target, value)
 
     def _next_order(self) -> int:
         """A counter of binding events and definitions, increasing in traversal order."""
@@ -837,13 +855,15 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         if owner is not None:
             self.records.history.changed(owner.key, name.value, self._change(site, ChangeKind.MUTATED, path))
 
-    def _eval_target_parts(self, target: cst.BaseExpression) -> None:
-        """Record the sub-expressions of a store target (`x[i]`, `obj.attr`, tuples of those)."""
+    def _eval_target_parts(self, target: cst.BaseExpression, stored: Value | None = None) -> None:
+        """Record the sub-expressions of a store target (`x[i]`, `obj.attr`, tuples of those); `stored`,
+        when known, is the value an item store puts there."""
         self._record_mutation(target)
         if isinstance(target, cst.Subscript):
             self._eval(target.value)
             self._slice(target.slice)
-            self._forget_structure(target)
+            if stored is None or not self._store_field(target, stored):
+                self._forget_structure(target)
         elif isinstance(target, cst.Attribute):
             self._eval(target.value)
         elif isinstance(target, (cst.Tuple, cst.List)):
@@ -851,6 +871,25 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                 self._eval_target_parts(element.value)
         elif isinstance(target, cst.StarredElement):
             self._eval_target_parts(target.value)
+
+    def _store_field(self, target: cst.Subscript, stored: Value) -> bool:
+        """`d["k"] = v` on a local dict whose string-keyed fields are known: field `k` now holds `v`, the
+        other fields keep theirs (for every name bound to that dict; names bound to a part of it forget
+        its structure). False when the store cannot be followed this way."""
+        key = structure.constant_key(target.slice)
+        if not (isinstance(key, str) and isinstance(target.value, cst.Name)) or target.value.value not in self.scope.env:
+            return False
+        current = self.scope.env[target.value.value]
+        if current.fields is None:
+            return False
+        updated = current.with_field(key, stored)
+        env = self.scope.env
+        for name, value in list(env.items()):
+            if value is current:
+                env[name] = updated
+            elif value.shares_structure(current):
+                env[name] = value.without_structure()
+        return True
 
     def _forget_structure(self, target: cst.BaseExpression) -> None:
         """After an item store or a mutating method call on `target`, or after passing it to a callee that

@@ -386,6 +386,11 @@ class SemanticModel:
         function that is (a one-shot `main()`, test or constructor is not)."""
         return function_key is not None and function_key in self.solution.repeated
 
+    def catches_concretization(self, node: cst.Try | cst.TryStar) -> bool:
+        """Whether the handlers of `try` statement `node` catch the error a concretization raises on a
+        tracer (`except TypeError:`, `except jax.errors.ConcretizationTypeError:`) without re-raising it."""
+        return id(node) in self.records.concretization_caught
+
     def is_called_immediately(self, node: cst.Call) -> bool:
         """True for a transform call whose result is called right away: `jax.jit(f)(x)`."""
         return id(node) in self.records.called_transforms

@@ -71,6 +71,9 @@ class ModuleRecords:
     """The reads of `self` (among `self_loads`) in methods of Flax NNX modules: NNX transforms carry
     updates of their state out of the trace."""
     transform_sites: dict[int, TransformSite] = field(default_factory=dict)
+    concretization_caught: set[int] = field(default_factory=set)
+    """`try` statements whose handlers catch the error a concretization raises on a tracer and do not
+    re-raise it (see `ModelBuilder._handles_concretization`)."""
     called_transforms: set[int] = field(default_factory=set)
     mutated_names: set[int] = field(default_factory=set)
     functions_in_loops: set[str] = field(default_factory=set)

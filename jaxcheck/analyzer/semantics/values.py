@@ -302,7 +302,7 @@ class Value:
 
     def joined(self, other: Value) -> Value:
         """The value that may be either `self` or `other` (union of dependencies, common facts; the
-        shape only when both have the same one)."""
+        shape only when both have the same one; of two dict literals' fields, those both have, joined)."""
         if other is self:
             return self
         deps = _joined_deps(self.deps, other.deps)
@@ -310,9 +310,15 @@ class Value:
         instance = self.instance if self.instance == other.instance else None
         returned = self.returned if self.returned == other.returned else None
         shape = self.shape if self.shape == other.shape else None
-        if deps or flags or instance or returned or shape:
-            return Value(deps, flags, instance=instance, returned=returned, shape=shape)
+        fields = _joined_fields(self.fields, other.fields) if self.fields is not None and other.fields is not None else None
+        if deps or flags or instance or returned or shape or fields:
+            return Value(deps, flags, instance=instance, fields=fields, returned=returned, shape=shape)
         return UNKNOWN
+
+    def with_field(self, key: str, value: Value) -> Value:
+        """This dict literal's value after `d[key] = value` (its other fields unchanged)."""
+        assert self.fields is not None
+        return replace(self, deps=_joined_deps(self.deps, value.deps), fields=(*self.fields, (key, value)))
 
     def field(self, key: str) -> Value | None:
         """The value stored under string key `key` of this dict literal, if known (the last one written)."""
@@ -346,6 +352,14 @@ class Value:
 
 
 UNKNOWN = Value()
+
+
+def _joined_fields(first: tuple[tuple[str, Value], ...], second: tuple[tuple[str, Value], ...]
+                   ) -> tuple[tuple[str, Value], ...] | None:
+    """The fields two dict literals' values both have, each the join of the two (None when none is shared)."""
+    theirs = dict(second)
+    joined = tuple((key, value.joined(theirs[key])) for key, value in dict(first).items() if key in theirs)
+    return joined or None
 
 
 def _contains(outer: Value, inner: Value) -> bool:

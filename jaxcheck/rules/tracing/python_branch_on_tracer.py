@@ -15,6 +15,8 @@ class PythonBranchOnTracer(Rule):
     Finds Python control flow that needs the truth value of a traced array inside code run under
     `jax.jit`, `vmap`, `pmap` or a `lax` control-flow body: `if`, `elif`, `while`, conditional
     expressions, `assert`, `and`/`or`/`not`, and the builtins `min`/`max`.
+    Code in a `try` whose handler catches the error JAX raises (`except TypeError:`, or its
+    `jax.errors` subclass) without re-raising it has a fallback for tracers and is not reported.
 
     ## Why is this bad?
     Under these transforms the function runs on abstract tracers that have a shape and dtype but no
@@ -57,10 +59,18 @@ class PythonBranchOnTracer(Rule):
 
     code = "JAX301"
     explains_trace = True
+    concretizes = True
     name = "python-branch-on-tracer"
     summary = "Python `if`/`while`/`and`/`or`/`not`/`min`/`max` on a traced value under jit, vmap, pmap or lax bodies"
 
     VALID = (
+        # A fallback for traced values: the handler catches the error JAX raises (checked under JAX 0.10.2).
+        Valid("import jax\n@jax.jit\ndef f(x):\n    try:\n        if x > 0:\n            x = x * 2\n"
+              "    except jax.errors.TracerBoolConversionError:\n        x = x * 3\n    return x\n"),
+        # A Python step counter kept in a dict beside an array (checked under JAX 0.10.2: runs).
+        Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef run(x):\n    state = {'step': 0, 'h': x}\n"
+              "    for _ in range(3):\n        state['h'] = jnp.tanh(state['h'])\n        state['step'] += 1\n"
+              "    if state['step'] == 3:\n        state['h'] = state['h'] * 2\n    return state['h']\n"),
         # Fields declared static, or of a class that flattens itself, are no leaves.
         Valid("import dataclasses\nimport jax\nimport equinox as eqx\nfrom flax import struct\n@struct.dataclass\n"
               "class A:\n    lr: jax.Array = dataclasses.field(metadata={'pytree_node': False})\n"
@@ -144,6 +154,9 @@ class PythonBranchOnTracer(Rule):
               "        if x > 0:\n            return x\n    return x * 2\n"),
     )
     INVALID = (
+        Invalid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef run(x):\n    state = {'step': 0, 'h': x}\n"
+                "    for _ in range(3):\n        state['step'] += jnp.sum(state['h'])\n    if state['step'] > 3:\n"
+                "        return x\n    return x * 2\n", 8, 8),
         # `pmap` traces a broadcast argument (`in_axes=None`) too (checked under JAX 0.10.2 with two CPU devices:
         # TracerBoolConversionError); `vmap` passes it through as a Python value.
         Invalid("import jax\ndef step(x, lr):\n    if lr > 0.5:\n        x = x * 0.5\n    return x\n"

@@ -40,7 +40,10 @@ class TracerConcretization(Rule):
     ## What it does
     Finds code that needs the concrete value of a traced array under `jax.jit`, `vmap`, `pmap` or a
     `lax` body: `int()`/`float()`/`bool()`/`complex()`, `.item()`/`.tolist()`, NumPy and `math`
-    functions, `range(n)`, indexing a Python list or tuple, and `axis=` arguments.
+    functions, `range(n)`, indexing a Python list or tuple, and `axis=` arguments (also of array
+    methods: `x.mean(axis=a)`).
+    Code in a `try` whose handler catches the error JAX raises (`except TypeError:`, or its
+    `jax.errors` subclass) without re-raising it has a fallback for tracers and is not reported.
 
     ## Why is this bad?
     A tracer has a shape and dtype but no value while the function is being traced, so converting it
@@ -81,10 +84,14 @@ class TracerConcretization(Rule):
 
     code = "JAX302"
     explains_trace = True
+    concretizes = True
     name = "tracer-concretization"
     summary = "`int()`/`float()`/`.item()`/NumPy/`math`/`range()`/list indexing/`axis=` on a traced value"
 
     VALID = (
+        # A fallback for traced values: the handler catches the error JAX raises (checked under JAX 0.10.2).
+        Valid("import jax\n@jax.jit\ndef f(x, n):\n    try:\n        steps = int(n)\n"
+              "    except (jax.errors.ConcretizationTypeError, TypeError):\n        steps = None\n    return x\n"),
         # Under `jax.ensure_compile_time_eval()`, operations on constants are computed at once.
         Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    with jax.ensure_compile_time_eval():\n"
               "        n = int((jnp.arange(8) ** 2).sum())\n    return x * n\n"),
@@ -124,6 +131,11 @@ class TracerConcretization(Rule):
         Valid("import jax\n@jax.jit\ndef f(xs):\n    for i in range(len(xs)):\n        xs = xs.at[i].set(0)\n    return xs\n"),
     )
     INVALID = (
+        # A handler that catches something else, or re-raises, is no fallback.
+        Invalid("import jax\n@jax.jit\ndef f(x, n):\n    try:\n        steps = int(n)\n    except ValueError:\n"
+                "        steps = None\n    return x\n", 5, 17),
+        Invalid("import jax\n@jax.jit\ndef f(x, n):\n    try:\n        steps = int(n)\n    except TypeError:\n"
+                "        print('failed')\n        raise\n    return x\n", 5, 17),
         Invalid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    with jax.ensure_compile_time_eval():\n"
                 "        n = int(x.sum())\n    return x * n\n", 6, 13),
         Invalid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return x * int((jnp.arange(8) ** 2).sum())\n",

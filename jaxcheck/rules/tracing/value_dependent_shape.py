@@ -83,6 +83,9 @@ class ValueDependentShape(Rule):
     summary = "Boolean masks, `nonzero`/`unique` without `size=`, traced sizes and slice bounds under jit"
 
     VALID = (
+        # A dict holding a traced value and a static size: storing one field keeps the others what they were.
+        Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef stats(x):\n    out = {'mean': x.mean(), 'n': x.shape[0]}\n"
+              "    out['mean'] = out['mean'] * 2\n    return jnp.zeros(out['n']) + out['mean']\n"),
         Valid("import jax\n@jax.jit\ndef f(key, x):\n    return jax.random.split(key, x.shape[0])\n"),
         # `lax.cond`/`lax.switch` pass their branches only the operands given: defaults stay Python values.
         Valid("import jax\nimport jax.numpy as jnp\nfrom jax import lax\ndef done(r, shape=()):\n    return jnp.zeros(shape) + r\n"
@@ -130,6 +133,8 @@ class ValueDependentShape(Rule):
         Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return x.reshape(-1, x.shape[-1])\n"),
     )
     INVALID = (
+        Invalid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    d = {'n': 3, 'h': x}\n"
+                "    d['n'] = jnp.sum(x).astype(int)\n    return jnp.zeros(d['n'])\n", 7, 22),
         Invalid("import jax\nimport jax.numpy as jnp\nTABLE = jnp.arange(8)\ndef live():\n"
                 "    c = jnp.cumsum(TABLE)\n    return c[c > 3]\n@jax.jit\ndef f(x):\n    return x * live().sum()\n", 6, 14),
         Invalid("import jax\nfrom jax import lax\n@jax.jit\ndef f(n):\n    return lax.full((n, 3), 0.0)\n", 5, 22),
