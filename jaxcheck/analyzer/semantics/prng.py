@@ -8,7 +8,10 @@ key that is already consumed on some path is a reuse. Names hold keys when they 
 `jax.random.key`/`PRNGKey`/`split`/`fold_in`/`wrap_key_data`/`clone` (or an item of one), when they
 are passed as the key to a `jax.random` call anywhere in the function, or when they are parameters
 named `key`, `rng`, `*_key` or `prng*`; a name also used as a subscript index (`table[key]`) is not a
-key. Calls are identified by qualified name only, through `call_name`.
+key. A constant item of a key array (`keys[2]`), a string-keyed item of a table drawn from that way
+(`rngs["noise"]`) and an attribute drawn from (`self.rng`) are keys of their own, until the table or object
+may change (a store to it, its name rebound, or the object handed to a call: `self.step()`, `refresh(rngs)`).
+Calls are identified by qualified name only, through `call_name`.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Literal, Optional
 import libcst as cst
 
 import jaxcheck.analyzer.semantics.jax_api as jax_api
-from jaxcheck.analyzer.semantics.syntax import bound_names, runs_once, target_names
+from jaxcheck.analyzer.semantics.syntax import bound_names, chain_root, dotted, runs_once, target_names
 from jaxcheck.analyzer.tree import child_nodes, scan
 
 CallName = Callable[[cst.Call], Optional[str]]
@@ -103,13 +106,16 @@ class _Loop:
 
 
 class _Evidence:
-    """Names passed as the key of a `jax.random` call, and names used as subscript indices, in one
+    """Names passed as the key of a `jax.random` call, names whose string-keyed items are (`rngs["noise"]`:
+    tables of keys), attribute paths that are (`self.rng`), and names used as subscript indices, in one
     function body (nested functions and classes excluded)."""
 
     def __init__(self, call_name: CallName, receives_key: ReceivesKey | None) -> None:
         self.call_name = call_name
         self.receives_key = receives_key
         self.keys: set[str] = set()
+        self.tables: set[str] = set()
+        self.attributes: set[str] = set()
         self.indices: set[str] = set()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -127,6 +133,10 @@ class _Evidence:
             argument = _key_argument(node)
             if isinstance(argument, cst.Name):
                 self.keys.add(argument.value)
+            elif (table := _string_item(argument)) is not None:
+                self.tables.add(table[0])
+            elif isinstance(argument, cst.Attribute) and isinstance(chain_root(argument), cst.Name):
+                self.attributes.add(dotted(argument))
         elif self.receives_key is not None:  # `init(k, 3)` with `def init(key, n): ... normal(key, ...)`
             position = 0
             for arg in node.args:
@@ -162,6 +172,8 @@ def find_key_reuses(body: Sequence[cst.CSTNode], parameters: Iterable[str], call
     candidates = evidence.keys | {name for name in parameters if is_key_like_name(name)}
     keys = frozenset(candidates - evidence.indices)
     analysis = _Analysis(call_name, ignores_argument, keys, evidence.indices)
+    analysis.tables = frozenset(evidence.tables - keys)
+    analysis.attributes = frozenset(evidence.attributes)
     if per_item:
         bound = set(parameters).union(*(_assigned_names(statement) for statement in body))
         analysis.batch_bound = frozenset(bound)
@@ -190,6 +202,11 @@ class _Analysis:
         """Draws whose result each run indexes by a value of its own (`split(key, n)[i]`)."""
         """The function is itself run once per example or step: keys it does not bind are shared."""
         self.carry: CarryShape | None = None
+        self.tables: frozenset[str] = frozenset()
+        """Names whose string-keyed items are keys (`rngs["noise"]`), each item tracked on its own."""
+        self.attributes: frozenset[str] = frozenset()
+        """Attribute paths that hold keys (`self.rng`), tracked until the object may change: a store to the
+        path, the root name rebound, or the root object handed to a call (`self.step()`, `f(state)`)."""
         self.made_here: set[str] = set()
         """Names bound to a key made in this body (`key, sub = split(key)`): not the key it received."""
         self.reports: dict[tuple[int, str], KeyReuse] = {}
@@ -423,6 +440,11 @@ class _Analysis:
 
     def call(self, node: cst.Call, state: dict[str, _Key]) -> None:
         name = self.call_name(node)
+        if self.tables or self.attributes:  # `refresh(rngs)`, `self.step()` may store new keys in the object
+            receiver = [chain_root(node.func)] if isinstance(node.func, cst.Attribute) else []
+            for held in (*receiver, *(arg.value for arg in node.args)):
+                if isinstance(held, cst.Name):
+                    _forget_items(held.value, state)
         if isinstance(node.func, cst.Name) and node.func.value in self.partials:
             for bound in self.partials[node.func.value]:  # calling `partial(f, key)` consumes `key`
                 if bound in state:
@@ -452,10 +474,19 @@ class _Analysis:
                 self.consume(arg.value.value, node, state)
 
     def key_name(self, argument: cst.BaseExpression | None, state: dict[str, _Key]) -> str | None:
-        """The tracked key an argument names: a key variable, or one constant item of a key array
-        (`keys[2]`, tracked on its own as "keys[2]")."""
+        """The tracked key an argument names: a key variable, one constant item of a key array or table
+        (`keys[2]`, `rngs["noise"]`, each tracked on its own), or an attribute holding a key (`self.rng`)."""
         if isinstance(argument, cst.Name):
             return argument.value if argument.value in state else None
+        if isinstance(argument, cst.Attribute) and (path := dotted(argument)) in self.attributes:
+            state.setdefault(path, _FRESH)
+            return path
+        if (table := _string_item(argument)) is not None:
+            if table[0] not in self.tables:
+                return None
+            item = f"{table[0]}[{table[1]!r}]"
+            state.setdefault(item, _FRESH)
+            return item
         if not (isinstance(argument, cst.Subscript) and isinstance(argument.value, cst.Name) and len(argument.slice) == 1):
             return None
         index = argument.slice[0].slice
@@ -476,7 +507,7 @@ class _Analysis:
             self._report(KeyReuse(site, name, self.nodes[key.origin], "reseeded"))
         elif key.origin in self.batch_origins:
             self._report(KeyReuse(site, name, self.nodes[key.origin], "per_item"))
-        elif (self.captures_shared and self.batch_bound is not None and name.partition("[")[0] not in self.batch_bound
+        elif (self.captures_shared and self.batch_bound is not None and _root_name(name) not in self.batch_bound
               and id(site) not in self.indexed_draws):
             self._report(KeyReuse(site, name, site, "captured"))
         if key.origin is not None:
@@ -508,8 +539,13 @@ class _Analysis:
     def bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None, state: dict[str, _Key]) -> None:
         """Bind `target` to `value` (None: to something that is not a key as far as we know)."""
         for name in target_names(target):
-            for item in [k for k in state if k.startswith(f"{name}[")]:
-                del state[item]  # the items of the array this name held
+            _forget_items(name, state)  # the items of the array or table this name held
+        for single in _target_parts(target):
+            if (table := _string_item(single)) is not None:
+                state.pop(f"{table[0]}[{table[1]!r}]", None)  # `rngs["noise"] = new`: a fresh item
+            elif isinstance(single, cst.Attribute) and (path := dotted(single)):
+                _forget_items(path, state)  # `self.rng = new`: its attributes too
+                state.pop(path, None)
         if isinstance(target, cst.Name):
             name = target.value
             self.partials.pop(name, None)
@@ -620,6 +656,38 @@ def _key_argument(node: cst.Call) -> cst.BaseExpression | None:
             return arg.value
     first = node.args[0] if node.args else None
     return first.value if first is not None and first.keyword is None and not first.star else None
+
+
+def _string_item(node: cst.BaseExpression | None) -> tuple[str, str] | None:
+    """`rngs["noise"]`: the name and the string key; None for anything else."""
+    if not (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 1):
+        return None
+    index = node.slice[0].slice
+    if not (isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString)):
+        return None
+    key = index.value.evaluated_value
+    return (node.value.value, key) if isinstance(key, str) else None
+
+
+def _target_parts(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The single targets a store target assigns (`a`, `t["k"]`, the elements of `a, (b, t["k"])`)."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [part for element in target.elements for part in _target_parts(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_parts(target.value)
+    return [target]
+
+
+def _root_name(key: str) -> str:
+    """The variable a tracked key lives in: `keys` of `keys[2]`, `self` of `self.rng`."""
+    return key.partition("[")[0].partition(".")[0]
+
+
+def _forget_items(name: str, state: dict[str, _Key]) -> None:
+    """Stop tracking the items and attributes of the array, table or object `name` (rebound, or handed to
+    code that may change it)."""
+    for item in [k for k in state if k.startswith((f"{name}[", f"{name}."))]:
+        del state[item]
 
 
 def _carried_names(value: cst.BaseExpression) -> list[str]:

@@ -62,6 +62,19 @@ class PrngKeyReuse(Rule):
     summary = "a PRNG key consumed twice: two samplers, use after `split`, or in a loop without re-splitting"
 
     VALID = (
+        # A key held in an attribute: a store to it, or a method call that may store one, refreshes it; a
+        # vmapped function's own argument holds a key per example.
+        Valid("import jax\nclass Trainer:\n    def _next(self):\n        self.rng, sub = jax.random.split(self.rng)\n"
+              "        return sub\n    def sample(self, shape):\n        a = jax.random.normal(self.rng, shape)\n"
+              "        self._next()\n        b = jax.random.normal(self.rng, shape)\n        self.rng = jax.random.fold_in(self.rng, 1)\n"
+              "        c = jax.random.normal(self.rng, shape)\n        return a, b, c\n"),
+        Valid("import jax\ndef step(state, action):\n    key_st, key_ep = jax.random.split(state.key)\n"
+              "    return state.replace(key=key_ep), jax.random.normal(key_st)\nbatched = jax.vmap(step)\n"),
+        # A table of keys: each string key is a key of its own, and storing a new one there refreshes it.
+        Valid("import jax\ndef make_rngs(key):\n    p, d = jax.random.split(key)\n    return {'params': p, 'dropout': d}\n"
+              "def f(key):\n    rngs = make_rngs(key)\n    a = jax.random.normal(rngs['params'], (2,))\n"
+              "    b = jax.random.normal(rngs['dropout'], (2,))\n    rngs['dropout'] = jax.random.fold_in(key, 1)\n"
+              "    c = jax.random.normal(rngs['dropout'], (2,))\n    return a, b, c\n"),
         # A key split in the carry each step, folded in with the step, or bound by an enclosing per-example function.
         Valid("import jax\nfrom jax import lax\ndef body(carry, x):\n    key, w = carry\n"
               "    key, sub = jax.random.split(key)\n    return (key, w + jax.random.normal(sub, w.shape)), None\n"
@@ -183,6 +196,13 @@ class PrngKeyReuse(Rule):
               "        y = jax.random.normal(key, x.shape) + jax.random.normal(k, x.shape)\n    return y\n"),
     )
     INVALID = (
+        Invalid("import jax\nclass Trainer:\n    def __init__(self, seed):\n        self.rng = jax.random.key(seed)\n"
+                "    def sample(self, shape):\n        a = jax.random.normal(self.rng, shape)\n"
+                "        b = jax.random.normal(self.rng, shape)\n        return a, b\n", 7, 13, "self.rng"),
+        # The same item of a table of keys drawn from twice (checked under JAX 0.10.2: identical draws).
+        Invalid("import jax\ndef make_rngs(key):\n    p, n = jax.random.split(key)\n    return {'params': p, 'noise': n}\n"
+                "def f(key):\n    rngs = make_rngs(key)\n    a = jax.random.normal(rngs['noise'], (2,))\n"
+                "    b = jax.random.normal(rngs['noise'], (2,))\n    return a, b\n", 8, 9, "rngs['noise']"),
         # A name handed to a helper that draws from it, or to a library layer's `key=`, is a key.
         Invalid("import jax\ndef init(key, n):\n    return jax.random.normal(key, (n,))\ndef two(k):\n"
                 "    w1 = init(k, 3)\n    w2 = init(k, 3)\n    return w1, w2\n", 6, 10, "`k`"),
