@@ -1,8 +1,9 @@
 """JAX APIs that JAX has removed, keyed by canonical qualified name: the data of JAX601.
 
-Every entry cites JAX's CHANGELOG: the version that removed the name (not the one that deprecated
-it), the replacement the changelog names, and whether that replacement is a one-to-one rename (same
-call signature and meaning, so a fix may apply it). Names JAX still exports (`jax.host_count`, kept
+Every entry cites JAX's CHANGELOG (Pallas names: the Pallas changelog; names a changelog does not list:
+the removal table in the source of the JAX release that removed them): the version that removed the
+name (not the one that deprecated it), the replacement named there, and whether that replacement is a
+one-to-one rename (same call signature and meaning, so a fix may apply it). Names JAX still exports (`jax.host_count`, kept
 as an alias of `jax.process_count`) are not here: only removals are.
 
 A `module` entry covers everything under it (`jax.experimental.host_callback.id_tap`), unless a more
@@ -55,7 +56,8 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
     # 0.3.16: "jax.tree_util.tree_multimap has been removed ... jax.tree_util.tree_map is a direct replacement".
     RemovedApi("jax.tree_util.tree_multimap", "0.3.16", "jax.tree_util.tree_map", one_to_one=True),
     RemovedApi("jax.tree_multimap", "0.3.16", "jax.tree.map", one_to_one=True, note=_TREE_NOTE),
-    # 0.4.35: "jax.experimental.host_callback ... Now we removed it" (deprecated in 0.4.26).
+    # 0.4.35: "jax.experimental.host_callback ... Now we removed it" (deprecated in 0.4.26): its functions
+    # raise NotImplementedError since then; 0.8.0 removed the module itself (importing it fails).
     RemovedApi("jax.experimental.host_callback", "0.4.35", None, module=True,
                note="use `jax.debug.callback`, `jax.pure_callback` or `jax.experimental.io_callback`"),
     RemovedApi("jax.experimental.host_callback.id_tap", "0.4.35", "jax.debug.callback",
@@ -189,6 +191,149 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
     RemovedApi("jax.partial", "0.2.21", "functools.partial", one_to_one=True),
     RemovedApi("jax.lax.partial", "0.2.21", "functools.partial", one_to_one=True),
     RemovedApi("jax.util.partial", "0.2.22", "functools.partial", one_to_one=True),
+    # 0.4.3: "Deleted jax.scipy.linalg.polar_unitary, which was a deprecated JAX extension to the scipy API.
+    # Use jax.scipy.linalg.polar instead."
+    RemovedApi("jax.scipy.linalg.polar_unitary", "0.4.3", "jax.scipy.linalg.polar",
+               note="`polar(a)` returns `(u, p)`: take `polar(a)[0]` for the unitary factor"),
+    # 0.4.11: "jax.experimental.pjit.FROM_GDA. Instead pass sharded jax.Array objects as input and remove the
+    # optional in_shardings argument to pjit."
+    RemovedApi("jax.experimental.pjit.FROM_GDA", "0.4.11", None,
+               note="pass sharded `jax.Array` inputs and drop the `in_shardings` argument"),
+    # 0.4.12: "jax.sharding.OpShardingSharding has been removed since it has been 3 months since it was
+    # deprecated" (its 0.4.5 rename, GSPMDSharding, is gone from jax.sharding as well).
+    RemovedApi("jax.sharding.OpShardingSharding", "0.4.12", "jax.sharding.NamedSharding",
+               note="describe the layout with a `jax.sharding.NamedSharding` over a `Mesh`"),
+    # 0.4.16: "jax.lax.prod has been removed after being deprecated in JAX v0.4.11. Use the built-in math.prod
+    # instead."
+    RemovedApi("jax.lax.prod", "0.4.16", "math.prod", one_to_one=True, note="needs `import math`"),
+    # 0.4.24: "From jax.tree_util: register_keypaths, AttributeKeyPathEntry, and GetItemKeyPathEntry";
+    # "from jax.scipy.linalg: tril and triu"; "From jax.random: ... threefry2x32_key, rbg_key, and
+    # unsafe_rbg_key". Replacements as named at deprecation (0.4.6: "register_keypaths: use
+    # jax.tree_util.register_pytree_with_keys", "AttributeKeyPathEntry: use GetAttrKey", "GetitemKeyPathEntry:
+    # use SequenceKey or DictKey"; 0.4.16: "Use jax.numpy.tril and jax.numpy.triu"; 0.4.17:
+    # "random.threefry2x32_key(seed) becomes random.PRNGKey(seed, impl='threefry2x32')", and so on).
+    RemovedApi("jax.tree_util.register_keypaths", "0.4.24", "jax.tree_util.register_pytree_with_keys",
+               note="`register_pytree_with_keys(cls, flatten_with_keys, unflatten)` takes a flatten function that "
+                    "returns `(key, child)` pairs instead of a separate keypath function"),
+    RemovedApi("jax.tree_util.AttributeKeyPathEntry", "0.4.24", "jax.tree_util.GetAttrKey",
+               note="key paths now use `jax.tree_util.GetAttrKey(name)`"),
+    RemovedApi("jax.tree_util.GetitemKeyPathEntry", "0.4.24", None,
+               note="key paths now use `jax.tree_util.SequenceKey(idx)` or `jax.tree_util.DictKey(key)`"),
+    *_renamed("0.4.24", {
+        "jax.scipy.linalg.tril": "jax.numpy.tril",
+        "jax.scipy.linalg.triu": "jax.numpy.triu",
+    }),
+    *(
+        RemovedApi(f"jax.random.{name}", "0.4.24", "jax.random.PRNGKey",
+                   note=f"use `jax.random.PRNGKey(seed, impl='{impl}')` (or `jax.random.key(seed, impl='{impl}')`)")
+        for name, impl in {
+            "threefry2x32_key": "threefry2x32",
+            "rbg_key": "rbg",
+            "unsafe_rbg_key": "unsafe_rbg",
+        }.items()
+    ),
+    # 0.4.34: "jax.sharding.XLACompatibleSharding has been removed. Please use jax.sharding.Sharding."
+    RemovedApi("jax.sharding.XLACompatibleSharding", "0.4.34", "jax.sharding.Sharding",
+               note="annotate and test with the base class `jax.sharding.Sharding`"),
+    # 0.4.38: "from jax.lib.xla_bridge: xla_client and default_backend" (deprecated in 0.4.32 in favour of
+    # jax.extend.backend.default_backend; the same function is public as jax.default_backend).
+    RemovedApi("jax.lib.xla_bridge.default_backend", "0.4.38", "jax.default_backend", one_to_one=True),
+    # 0.5.0: "From jax.lib.xla_client, the previously-deprecated Device and XlaRuntimeError symbols have been
+    # removed; instead use jax.Device and jax.errors.JaxRuntimeError respectively."
+    # 0.6.0: "From jax.lib.xla_client: ArrayImpl, ..."; "From jax.lib.xla_extension: ArrayImpl,
+    # XlaRuntimeError" (0.4.36: "use jax.Array instead", "use jax.errors.JaxRuntimeError instead").
+    *_renamed("0.5.0", {
+        "jax.lib.xla_client.Device": "jax.Device",
+        "jax.lib.xla_client.XlaRuntimeError": "jax.errors.JaxRuntimeError",
+    }),
+    *_renamed("0.6.0", {
+        "jax.lib.xla_client.ArrayImpl": "jax.Array",
+        "jax.lib.xla_extension.ArrayImpl": "jax.Array",
+        "jax.lib.xla_extension.XlaRuntimeError": "jax.errors.JaxRuntimeError",
+    }),
+    # 0.6.0: "From jax.core: AxisSize, ClosedJaxpr, ..., Jaxpr, JaxprEqn, Literal, ..., Primitive, Token, ...,
+    # Var, ..., jaxpr_as_fun, ..., raise_to_shaped, ... Most have no public replacement, though a few are
+    # available at jax.extend.core." (Only the names users import for custom primitives and jaxpr walking;
+    # each replacement below exists in jax.extend.core.)
+    *_renamed("0.6.0", {
+        f"jax.core.{name}": f"jax.extend.core.{name}"
+        for name in ("Primitive", "ClosedJaxpr", "Jaxpr", "JaxprEqn", "Literal", "Var", "Token", "jaxpr_as_fun")
+    }),
+    RemovedApi("jax.core.raise_to_shaped", "0.6.0", None,
+               note="abstract values are already shaped: drop the call, or use `jax.typeof(x)` for a value's aval"),
+    # 0.7.0: "jax.experimental.shard module has been deleted and all the APIs have been moved to the
+    # jax.sharding endpoint. So use jax.sharding.reshard, jax.sharding.auto_axes and jax.sharding.explicit_axes
+    # instead of their experimental endpoints."
+    RemovedApi("jax.experimental.shard", "0.7.0", "jax.sharding", module=True,
+               note="its APIs moved to `jax.sharding` (`reshard`, `auto_axes`, `explicit_axes`)"),
+    *_renamed("0.7.0", {
+        "jax.experimental.shard.reshard": "jax.sharding.reshard",
+        "jax.experimental.shard.auto_axes": "jax.sharding.auto_axes",
+        "jax.experimental.shard.explicit_axes": "jax.sharding.explicit_axes",
+    }),
+    # 0.7.0: "lax.infeed and lax.outfeed were removed, after being deprecated in JAX 0.6."
+    RemovedApi("jax.lax.infeed", "0.7.0", None,
+               note="move host data with `jax.experimental.io_callback` or `jax.pure_callback`"),
+    RemovedApi("jax.lax.outfeed", "0.7.0", None,
+               note="send values to the host with `jax.debug.callback` or `jax.experimental.io_callback`"),
+    # 0.7.0: "jax.stages.OutInfo has been replaced with jax.ShapeDtypeStruct."
+    RemovedApi("jax.stages.OutInfo", "0.7.0", "jax.ShapeDtypeStruct",
+               note="`Lowered.out_info` now holds `jax.ShapeDtypeStruct` values"),
+    # 0.7.1: "Exposed jax.set_mesh which acts as a global setter and a context manager. Removed
+    # jax.sharding.use_mesh in favor of jax.set_mesh."
+    RemovedApi("jax.sharding.use_mesh", "0.7.1", "jax.set_mesh",
+               note="`with jax.set_mesh(mesh):` replaces `with jax.sharding.use_mesh(mesh):`; called outside a "
+                    "`with`, `jax.set_mesh` sets the mesh globally"),
+    # 0.8.0: "The jax.util, jax.extend.ffi, and jax.experimental.host_callback modules have been removed. All
+    # public APIs within these modules were deprecated and removed in v0.7.0 or earlier." (0.5.0: "The
+    # jax.extend.ffi submodule was moved to jax.ffi"); "The deprecated function
+    # jax.interpreters.mlir.custom_call was removed." (0.6.0: "The APIs provided by jax.ffi should be used
+    # instead.")
+    RemovedApi("jax.util", "0.8.0", None, module=True,
+               note="internal helpers: use `functools`, `itertools` or a local copy"),
+    RemovedApi("jax.extend.ffi", "0.8.0", "jax.ffi", one_to_one=True, module=True),
+    RemovedApi("jax.interpreters.mlir.custom_call", "0.8.0", "jax.ffi.ffi_lowering",
+               note="register the target with `jax.ffi.register_ffi_target` and call it with `jax.ffi.ffi_call` "
+                    "(or lower with `jax.ffi.ffi_lowering`)"),
+    # Pallas changelog, 0.8.1: "Removed the previously deprecated jax.experimental.pallas.tpu.TPUCompilerParams,
+    # jax.experimental.pallas.tpu.TPUMemorySpace, jax.experimental.pallas.tpu.TritonCompilerParams" (0.7.0:
+    # "TPUCompilerParams and TPUMemorySpace have been renamed to jax.experimental.pallas.tpu.CompilerParams and
+    # jax.experimental.pallas.tpu.MemorySpace"; "jax.experimental.pallas.triton.TritonCompilerParams has been
+    # renamed to jax.experimental.pallas.triton.CompilerParams").
+    *_renamed("0.8.1", {
+        "jax.experimental.pallas.tpu.TPUCompilerParams": "jax.experimental.pallas.tpu.CompilerParams",
+        "jax.experimental.pallas.tpu.TPUMemorySpace": "jax.experimental.pallas.tpu.MemorySpace",
+        "jax.experimental.pallas.triton.TritonCompilerParams": "jax.experimental.pallas.triton.CompilerParams",
+    }),
+    # Pallas changelog, 0.9.0: "Removed the previously deprecated pl.atomic_*, pl.load, pl.store, pl.swap and
+    # pl.max_contiguous." (0.7.1: "pl.atomic_* APIs have been moved to jax.experimental.pallas.triton";
+    # "pl.load and pl.store are deprecated. Use indexing or backend-specific loading/storing APIs instead";
+    # 0.8.1: "pl.max_contiguous has been moved to jax.experimental.pallas.triton"; "pl.swap is deprecated".)
+    RemovedApi("jax.experimental.pallas.load", "0.9.0", None,
+               note="index the ref instead: `x_ref[idx]`, or use a backend-specific load API"),
+    RemovedApi("jax.experimental.pallas.store", "0.9.0", None,
+               note="assign through the ref instead: `x_ref[idx] = value`, or use a backend-specific store API"),
+    RemovedApi("jax.experimental.pallas.swap", "0.9.0", None,
+               note="read `old = x_ref[idx]`, then assign `x_ref[idx] = value`"),
+    *_renamed("0.9.0", {
+        f"jax.experimental.pallas.{name}": f"jax.experimental.pallas.triton.{name}"
+        for name in ("max_contiguous", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min",
+                     "atomic_or", "atomic_xchg", "atomic_xor")
+    }),
+    # Pallas changelog, 0.10.0: "Removed the previously deprecated pltpu.ANY and pltpu.MemorySpace.ANY. Use
+    # pl.ANY instead."; "Removed the deprecated pltpu.delay, which is now available as pl.delay."
+    *_renamed("0.10.0", {
+        "jax.experimental.pallas.tpu.ANY": "jax.experimental.pallas.ANY",
+        "jax.experimental.pallas.tpu.delay": "jax.experimental.pallas.delay",
+    }),
+    # 0.10.0: JAX 0.10.2's own table of removed names (jax/__init__.py `_deprecations`, "# Removed for
+    # v0.10.0"): "jax.device_put_replicated is deprecated; use jax.device_put instead" (deprecated in 0.8.1).
+    RemovedApi("jax.device_put_replicated", "0.10.0", "jax.device_put",
+               note="`jax.device_put(jnp.stack([x] * n), NamedSharding(mesh, P('x')))`; see JAX's pmap migration "
+                    "guide for the drop-in replacement"),
+    RemovedApi("jax.device_put_sharded", "0.10.0", "jax.device_put",
+               note="`jax.device_put(jnp.stack(shards), NamedSharding(mesh, P('x')))`; see JAX's pmap migration "
+                    "guide for the drop-in replacement"),
 )
 
 REMOVED_KEYWORDS: tuple[RemovedKeyword, ...] = (

@@ -47,7 +47,8 @@ class RemovedJaxApi(Rule):
     (`tree_map(...)`, `hcb.id_tap(...)`) are not reported again, and at each dotted use that reaches
     it through a live module (`jax.tree_map(...)`). Code guarded for older JAX releases is left alone:
     inside `try` statements that catch `ImportError`/`AttributeError`, and under `if` tests that
-    call `hasattr`/`getattr` on a JAX module or read JAX's release (`jax.__version__`,
+    call `hasattr`/`getattr` on a JAX module or a variable (`hasattr(aval, "to_tangent_aval")`: a feature
+    of a value JAX made) or read JAX's release (`jax.__version__`,
     `jaxlib.version`, `jax.lib.xla_extension_version`, `importlib.metadata.version("jax")`, or a
     variable of this module computed from one, such as `Version(jax.__version__)`); a test of another
     version (`sys.version_info`) is no JAX guard. Imports from JAX's private modules (`from jax._src.pjit
@@ -113,10 +114,18 @@ class RemovedJaxApi(Rule):
         Valid("import jax\ns = 'jax.tree_map'\n"),
         Valid("import jax.example_libraries.optimizers as optimizers\n"),
         Valid("from jax._src.pjit import PartitionSpec as P\n"),
+        Valid("from jax._src import core as jax_core\np = jax_core.Primitive('p')\n"),
+        Valid("import jax\ndef zero(x):\n    aval = jax.typeof(x)\n    if hasattr(aval, 'to_tangent_aval'):\n"
+              "        return aval.to_tangent_aval()\n    else:\n        return jax.core.raise_to_shaped(aval)\n"),
     )
     INVALID = (
         Invalid("import jax\ny = jax.tree_map(f, x)\n", 2, 5, "removed in JAX 0.6.0",
                 fix="import jax\ny = jax.tree.map(f, x)\n"),
+        Invalid("import jax\nxs = jax.device_put_replicated(x, jax.devices())\n", 2, 6, "removed in JAX 0.10.0"),
+        Invalid("import jax\nlower = jax.scipy.linalg.tril(m)\n", 2, 9, "removed in JAX 0.4.24",
+                fix="import jax\nlower = jax.numpy.tril(m)\n"),
+        Invalid("from jax.experimental import pallas as pl\ndef kernel(x_ref, o_ref):\n    pl.store(o_ref, (), pl.load(x_ref, ()))\n",
+                3, 5, "assign through the ref instead"),
         # Python's version says nothing about JAX's
         Invalid("import sys\nif sys.version_info >= (3, 9):\n    from jax import tree_map\n", 3, 21),
         Invalid("import numpy as np\nimport jax\nif hasattr(np, 'tree_map') or np.__version__ > '2':\n"
@@ -218,8 +227,9 @@ class RemovedJaxApi(Rule):
         for node in descendants(test):
             if isinstance(node, cst.Call) and self.model.call_name(node) in _ATTRIBUTE_TESTS:
                 first = node.args[0].value if node.args else None
-                if first is not None and _is_jax(self.model.qualified_name(first)):
-                    return True
+                tested = self.model.qualified_name(first) if first is not None else None
+                if first is not None and (_is_jax(tested) or tested is None and isinstance(first, cst.Name)):
+                    return True  # a JAX module's feature, or a value's (`hasattr(aval, "to_tangent_aval")`)
             if self._reads_release and self._reads_jax_version(node):
                 return True
         return False
@@ -319,6 +329,8 @@ class RemovedJaxApi(Rule):
         root = self.model.qualified_name(inner)
         if root is None or removed_api(root) is not None:
             return  # reached through an import of a removed name: that import is the finding
+        if root.startswith("jax._src."):
+            return  # `from jax._src import core as jax_core; jax_core.Primitive`: JAX's own business
         self.report(node, self._message(name, api), self._use_fix(node, name, api))
 
     def _use_fix(self, node: cst.Attribute, name: str, api: RemovedApi) -> NodeFix | None:
