@@ -23,7 +23,8 @@ from jaxcheck.analyzer.semantics.bindings import MUTATING_METHODS, CallableOrigi
 from jaxcheck.analyzer.semantics.program_order import CallEvent
 from jaxcheck.analyzer.semantics.prng import is_key_like_name
 from jaxcheck.analyzer.semantics import shapes
-from jaxcheck.analyzer.semantics.parameter_use import PROBE_ATTRIBUTES, PROBE_CALLS, TREE_MAPS, ParameterUse
+from jaxcheck.analyzer.semantics.parameter_use import (FORMATTING_CALLS, KEY_VIEWS, PROBE_ATTRIBUTES, PROBE_CALLS, TREE_MAPS,
+                                                        ParameterUse)
 from jaxcheck.analyzer.semantics.records import ModuleRecords, OuterName, TransformSite
 from jaxcheck.analyzer.semantics.scopes import (
     VARIABLE,
@@ -1089,8 +1090,11 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         return self._is_parameter(owner, name) and id(self.scope.load(name)) not in self._folded_values
 
     def _note_probe(self, node: cst.BaseExpression) -> None:
-        """`node` is only probed here (`.shape`, `isinstance(node, ...)`, `node is None`)."""
-        if isinstance(node, cst.Name):
+        """`node` is only probed here (`.shape`, `isinstance(node, ...)`, `node is None`, printed); probing
+        `jax.random.key_data(key)` probes `key`."""
+        if isinstance(node, cst.Call) and node.args and qualified_name(self.scope, node.func) in KEY_VIEWS:
+            self._note_probe(node.args[0].value)
+        elif isinstance(node, cst.Name):
             resolved = self.scope.resolve(node.value)
             if resolved is not None and self._reads_parameter(resolved[0], node.value):
                 self.parameter_use.probed(resolved[0].key, node.value)
@@ -1394,6 +1398,9 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                 self.records.random_scopes.add(self._function_key)
             if name in PROBE_CALLS and node.args:
                 self._note_probe(node.args[0].value)
+            elif name in FORMATTING_CALLS:
+                for arg in node.args:
+                    self._note_probe(arg.value)
             elif name == jax_api.KEY_FOLD and len(node.args) >= 2 and self._note_fold(node.args[0].value, node.args[1].value):
                 self._parameter_folds.add(id(node))
         args = early_args if early_args is not None else [self._eval(arg.value) for arg in node.args]

@@ -1,8 +1,8 @@
 """Which parameters a function body only *probes*: reads their type, shape or identity and nothing else.
 
 A PRNG key passed to such a parameter is not consumed (`is_prng_key(key)` reads `key.dtype` and
-`key.shape`; a helper that ignores its `key` draws nothing; mapping a probing lambda over it with
-`jax.tree.map` probes it too). Folding data from other parameters into it (`jax.random.fold_in(rng,
+`key.shape`; a helper that ignores its `key`, or only prints or logs it or its `key_data`, draws nothing;
+mapping a probing lambda over it with `jax.tree.map` probes it too). Folding data from other parameters into it (`jax.random.fold_in(rng,
 step)`, as a train step does with its base dropout key) counts as a probe too, and the data parameters
 are recorded (:meth:`ParameterUse.folds`): a call draws from a key of its own unless it passes the same
 data again, which a caller's check can only tell for literals and defaults. The builder reports every
@@ -23,6 +23,14 @@ PROBE_CALLS = frozenset(
     }
 )
 """Calls that only look at their first argument's type or shape."""
+FORMATTING_CALLS = frozenset(
+    {"builtins.print", "builtins.repr", "builtins.str", "builtins.format"}
+    | {f"logging.{level}" for level in ("debug", "info", "warning", "error", "critical", "exception", "log")}
+)
+"""Calls that only format their arguments for output: a key printed or logged draws nothing."""
+KEY_VIEWS = frozenset({"jax.random.key_data", "jax.random.key_impl"})
+"""Calls whose result shows a key's data or implementation without drawing from it: probing, printing or
+logging that result probes the key."""
 TREE_MAPS = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"})
 """Calls that apply their first argument to each leaf of the trees after it: when that function only
 probes its parameter (`lambda y: isinstance(y, jax.Array)`), the trees are only probed."""

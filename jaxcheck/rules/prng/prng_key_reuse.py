@@ -62,6 +62,11 @@ class PrngKeyReuse(Rule):
     summary = "a PRNG key consumed twice: two samplers, use after `split`, or in a loop without re-splitting"
 
     VALID = (
+        # A helper that only logs a key, or looks at its data's shape, draws nothing (checked under JAX 0.10.2
+        # with jax_debug_key_reuse: no KeyReuseError).
+        Valid("import jax\nimport logging\ndef log_key(key):\n    logging.info('key %s', jax.random.key_data(key))\n"
+              "def describe(key):\n    return jax.random.key_data(key).shape\ndef main(key):\n    log_key(key)\n"
+              "    info = describe(key)\n    return jax.random.normal(key, (3,)), info\n"),
         # A key held in an attribute: a store to it, or a method call that may store one, refreshes it; a
         # vmapped function's own argument holds a key per example.
         Valid("import jax\nclass Trainer:\n    def _next(self):\n        self.rng, sub = jax.random.split(self.rng)\n"
@@ -196,6 +201,8 @@ class PrngKeyReuse(Rule):
               "        y = jax.random.normal(key, x.shape) + jax.random.normal(k, x.shape)\n    return y\n"),
     )
     INVALID = (
+        Invalid("import jax\ndef show(key):\n    print(key)\n    return jax.random.normal(key, (2,))\ndef main(key):\n"
+                "    a = show(key)\n    return a, jax.random.normal(key, (2,))\n", 7, 15),
         Invalid("import jax\nclass Trainer:\n    def __init__(self, seed):\n        self.rng = jax.random.key(seed)\n"
                 "    def sample(self, shape):\n        a = jax.random.normal(self.rng, shape)\n"
                 "        b = jax.random.normal(self.rng, shape)\n        return a, b\n", 7, 13, "self.rng"),
