@@ -53,6 +53,7 @@ from jaxcheck.analyzer.semantics.guards import (Guard, GuardReader, KeyTest, Nar
 from jaxcheck.analyzer.semantics.trace_roots import TraceRootReader
 from jaxcheck.analyzer.semantics.values import (
     ARRAY_VALUED,
+    GRADIENT_STOPPED,
     CallArguments,
     NO_DEPS,
     BOOL_MASK,
@@ -1480,6 +1481,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                 self._record_mutated_name(node.args[0].value, node, path)
             if name in jax_api.ARRAY_PRESERVING_CALLS and self._first_is_array(node.args, args):
                 return combine((staged, *args), JAX_ARRAY)
+            if name == jax_api.STOP_GRADIENT:
+                return combine((staged, *args), GRADIENT_STOPPED)
             if jax_api.is_array_call(name):
                 flags = BOOL_MASK if name in jax_api.BOOL_RESULT_CALLS else 0
                 flags |= JAX_ARRAY if jax_api.returns_array(name) else 0

@@ -267,6 +267,7 @@ def is_array_call(qualified_name: str) -> bool:
     return qualified_name not in STATIC_RESULT_CALLS and qualified_name not in LAX_BODIES
 
 
+STOP_GRADIENT = "jax.lax.stop_gradient"
 NON_ARRAY_RESULT_CALLS = frozenset(
     {f"jax.numpy.{name}" for name in (
         "split", "array_split", "hsplit", "vsplit", "dsplit", "meshgrid", "broadcast_arrays", "atleast_1d",

@@ -25,6 +25,7 @@ from jaxcheck.analyzer.semantics.summary import CallEdge, FunctionSummary, Modul
 from jaxcheck.analyzer.semantics.values import (
     BOOL_MASK,
     FILESYSTEM_PATH,
+    GRADIENT_STOPPED,
     JAX_ARRAY,
     Returned,
     LOGGER,
@@ -157,6 +158,13 @@ class SemanticModel:
         trace leaks it; branching on it is not provably wrong."""
         value = self.records.values.get(id(node))
         return value is not None and bool(value.deps) and self.solution.holds_tracer(value.deps)
+
+    def is_differentiated(self, node: cst.BaseExpression) -> bool:
+        """True when `node` is computed from a parameter given a differentiating transform's tracer
+        (`jax.grad`, `jvp`): `if`, `int()` and `.item()` work on it, `float()`, `.tolist()` and NumPy raise."""
+        value = self.records.values.get(id(node))
+        return value is not None and bool(value.deps) and not value.flags & GRADIENT_STOPPED \
+            and self.solution.is_differentiated(value.deps)
 
     def traced_parameter(self, node: cst.BaseExpression, function_key: str | None) -> str | None:
         """The parameter of `function_key` that `node` is traced through, when it is the only source

@@ -160,6 +160,10 @@ class Solution:
     """Per function, the parameters that hold a tracer without being provably abstract: a
     differentiating transform's (`grad` keeps values concrete) or an opaque call's result passed on.
     Storing them outside leaks a tracer; branching on them is fine."""
+    differentiated: dict[str, set[str]] = field(default_factory=dict)
+    """Per function, the parameters certainly given a differentiating transform's tracer (`jax.grad(f)`'s
+    differentiated argument, or a value computed from one passed on): concrete enough for `if` and `int()`,
+    yet `float()`, `.tolist()` and NumPy raise on it."""
     jax_array_params: dict[str, set[str]] = field(default_factory=dict)
     """Per function, the parameters some visible call passes a JAX array (module-level calls too):
     item assignment to them raises there, traced or not."""
@@ -392,7 +396,8 @@ class Solution:
         trace = self.trace_of(key)
         if trace is not None:
             facts = (sorted(trace.transforms), trace.staged, key in self.omnistaged, sorted(trace.traced_params),
-                     sorted(self.holders.get(key, ())), trace.direct, sorted(trace.keepers),
+                     sorted(self.holders.get(key, ())), sorted(self.differentiated.get(key, ())), trace.direct,
+                     sorted(trace.keepers),
                      sorted(self.applied_transforms(key)))
             parts.append(repr((key, *facts, self._distinct_contexts(key))))
         if key in self.repeated:
@@ -501,6 +506,13 @@ class Solution:
     def is_traced(self, deps: Deps) -> bool:
         """True when a value with these dependencies is an abstract tracer on some traced path."""
         return any(self._dep_traced(dep, None) for dep in deps)
+
+    def is_differentiated(self, deps: Deps) -> bool:
+        """True when a value with these dependencies is computed from a parameter given a differentiating
+        transform's tracer (not through an opaque call: what that returns is unknown)."""
+        return any(isinstance(dep, ParamDep) and dep.name in self.differentiated.get(dep.function, ())
+                   and (not dep.guarded or any(c.admits(dep) for c in self.contexts.get(dep.function, {}).values()))
+                   for dep in deps)
 
     def holds_tracer(self, deps: Deps) -> bool:
         """True when a value with these dependencies holds a tracer on some traced path (storing it
@@ -754,6 +766,7 @@ def _apply(solution: Solution, key: str, spec: TraceSpec, never_passed: frozense
         solution.jax_array_params.setdefault(key, set()).update(spec.jax_array_params(function))
     if held:
         solution.holders.setdefault(key, set()).update(held)
+        solution.differentiated.setdefault(key, set()).update(held)
     tracers = spec.tracer_params(function) & traced
     # A false default no known call overrides stays false where passing a value would make it a tracer (a
     # staging transform's traced parameter: `if flag:` would raise); a static one may be passed anywhere.
@@ -800,13 +813,15 @@ def _propagate(solution: Solution, edge: CallEdge, callee_key: str, witness: Wit
     if previous is not None:
         traced |= previous.traced
     held = {name for name, deps in bound.items() if name not in traced and solution.holds_tracer(deps)}
+    differentiated = {name for name in held if solution.is_differentiated(bound[name])}
     passed_on = {name for name, deps in bound.items() if _certain_tracer(solution, edge.caller, deps)}
     tracers = traced & (edge.arguments.arrays(callee) | passed_on)
     context = Context(traced, tracers, tracers | edge.arguments.present(callee), edge.caller in solution.omnistaged,
                       edge.arguments.falsy(callee))
     before = (len(solution.transforms.get(callee_key, ())), callee_key in solution.staged,
               callee_key in solution.omnistaged, len(solution.traced_params.get(callee_key, ())),
-              len(solution.holders.get(callee_key, ())), len(solution.keepers.get(callee_key, ())), previous)
+              len(solution.holders.get(callee_key, ())), len(solution.differentiated.get(callee_key, ())),
+              len(solution.keepers.get(callee_key, ())), previous)
     contexts[edge] = context
     solution.transforms.setdefault(callee_key, set()).update(caller_transforms)
     if edge.caller in solution.staged:
@@ -819,10 +834,13 @@ def _propagate(solution: Solution, edge: CallEdge, callee_key: str, witness: Wit
         solution.traced_params.setdefault(callee_key, set()).update(traced)
     if held:
         solution.holders.setdefault(callee_key, set()).update(held)
+    if differentiated:
+        solution.differentiated.setdefault(callee_key, set()).update(differentiated)
     _witness(solution, callee_key, traced, witness, edge)
     after = (len(solution.transforms[callee_key]), callee_key in solution.staged,
              callee_key in solution.omnistaged, len(solution.traced_params.get(callee_key, ())),
-             len(solution.holders.get(callee_key, ())), len(solution.keepers.get(callee_key, ())), context)
+             len(solution.holders.get(callee_key, ())), len(solution.differentiated.get(callee_key, ())),
+             len(solution.keepers.get(callee_key, ())), context)
     return before != after
 
 

@@ -254,6 +254,9 @@ NUMPY_ARRAY = 1 << 13
 it with a tracer converts the tracer to an integer, which fails under a transform."""
 PYTHON_SET = 1 << 12
 """A Python set or frozenset (literal, comprehension, `set(...)`): `-`, `&`, `|` and `^` on it give sets."""
+GRADIENT_STOPPED = 1 << 16
+"""The result of `jax.lax.stop_gradient`: under a differentiating transform alone it is a plain value
+(`float()` works on it), though still a tracer under `jit`."""
 ARRAY_VALUED = 1 << 11
 """The result of arithmetic or an array method on a value that may be traced: whenever it is traced it is
 an array tracer (never None, a string or a container)."""

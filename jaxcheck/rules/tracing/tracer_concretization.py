@@ -16,6 +16,8 @@ _CONVERTERS = {
     "builtins.bool": "`x.astype(bool)` or `jnp.where`",
     "builtins.range": "`lax.fori_loop` (or a static bound)",
 }
+_FAIL_ON_DIFFERENTIATION = frozenset({"builtins.float", "builtins.complex"})
+"""Converters that raise on a value being differentiated (`jax.grad`), where `int()` and `bool()` work."""
 # JAX functions whose arguments at these positions (or keywords) must be Python ints.
 _INT_ARGUMENTS: dict[str, tuple[int, str]] = {
     "jax.numpy.linalg.matrix_power": (1, "n"),
@@ -41,7 +43,9 @@ class TracerConcretization(Rule):
     Finds code that needs the concrete value of a traced array under `jax.jit`, `vmap`, `pmap` or a
     `lax` body: `int()`/`float()`/`bool()`/`complex()`, `.item()`/`.tolist()`, NumPy and `math`
     functions, `range(n)`, indexing a Python list or tuple, and `axis=` arguments (also of array
-    methods: `x.mean(axis=a)`).
+    methods: `x.mean(axis=a)`). Under a differentiating transform alone (`jax.grad`, `jvp`), where `if`,
+    `int()` and `.item()` still work, it finds `float()`/`complex()`, `.tolist()`, NumPy and `math` on
+    values computed from the differentiated arguments (not through `jax.lax.stop_gradient`).
     Code in a `try` whose handler catches the error JAX raises (`except TypeError:`, or its
     `jax.errors` subclass) without re-raising it has a fallback for tracers and is not reported.
 
@@ -89,6 +93,11 @@ class TracerConcretization(Rule):
     summary = "`int()`/`float()`/`.item()`/NumPy/`math`/`range()`/list indexing/`axis=` on a traced value"
 
     VALID = (
+        # Under `jax.grad` alone: `int()`, `if` and `.item()` work on the differentiated value, and anything
+        # works on `stop_gradient` of it or on arguments not differentiated (checked under JAX 0.10.2).
+        Valid("import jax\ndef loss(w, x):\n    n = int(w[0])\n    if w[0] > 0:\n        w = w * 2\n"
+              "    print(float(jax.lax.stop_gradient(w.sum())), float(x.sum()), w.sum().item())\n    return (w * x).sum() + n\n"
+              "g = jax.grad(loss)(w0, x0)\n"),
         # A fallback for traced values: the handler catches the error JAX raises (checked under JAX 0.10.2).
         Valid("import jax\n@jax.jit\ndef f(x, n):\n    try:\n        steps = int(n)\n"
               "    except (jax.errors.ConcretizationTypeError, TypeError):\n        steps = None\n    return x\n"),
@@ -113,7 +122,7 @@ class TracerConcretization(Rule):
         Valid("import jax\nimport numpy as np\n@jax.jit\ndef f(x):\n    return x.reshape(np.prod(x.shape))\n"),
         Valid("import jax\nfrom functools import partial\n@partial(jax.jit, static_argnums=(1,))\n"
               "def f(x, n):\n    for i in range(n):\n        x = x + i\n    return x\n"),
-        Valid("import jax\ndef f(x):\n    return float(x) * 2\ng = jax.grad(f)\n"),
+        Valid("import jax\ndef f(x):\n    return x * int(x)\ng = jax.grad(f)\n"),
         Valid("import jax\n@jax.jit\ndef f(x):\n    return x.astype(int)\n"),
         Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return jnp.sum(x, axis=0)\n"),
         Valid("import jax\nfrom functools import partial\n@partial(jax.jit, static_argnames='axis')\ndef pool(x, axis):\n"
@@ -131,6 +140,11 @@ class TracerConcretization(Rule):
         Valid("import jax\n@jax.jit\ndef f(xs):\n    for i in range(len(xs)):\n        xs = xs.at[i].set(0)\n    return xs\n"),
     )
     INVALID = (
+        # ...but `float()`, NumPy and `math` fail on it, also in a helper it is passed to.
+        Invalid("import jax\nimport jax.numpy as jnp\ndef loss(w, x):\n    l = jnp.mean((x @ w) ** 2)\n"
+                "    print('loss', float(l))\n    return l\ng = jax.grad(loss)(w0, x0)\n", 5, 19, "being differentiated"),
+        Invalid("import jax\nimport numpy as np\ndef log_norm(v):\n    return np.log(v)\ndef loss(w):\n"
+                "    return log_norm(w.sum()) * w.sum()\nvalue, g = jax.value_and_grad(loss)(w0)\n", 4, 12, "NumPy"),
         # A handler that catches something else, or re-raises, is no fallback.
         Invalid("import jax\n@jax.jit\ndef f(x, n):\n    try:\n        steps = int(n)\n    except ValueError:\n"
                 "        steps = None\n    return x\n", 5, 17),
@@ -189,7 +203,8 @@ class TracerConcretization(Rule):
         if name is not None:
             self._check_function(node, name)
         elif isinstance(node.func, cst.Attribute) and node.func.attr.value in CONCRETE_METHODS:
-            if self.model.is_traced(node.func.value):
+            receiver = node.func.value
+            if self.model.is_traced(receiver) or node.func.attr.value == "tolist" and self.model.is_differentiated(receiver):
                 method = node.func.attr.value
                 self.report(node, f"`.{method}()` needs a concrete value but the array is traced under "
                                   f"{self.transform_name()}; keep it an array, or call it outside the traced function")
@@ -225,12 +240,20 @@ class TracerConcretization(Rule):
         def traced() -> bool:  # asked only of the calls that need it: most calls are none of these
             return any(self.model.is_traced(arg) for arg in args)
 
+        def differentiated() -> bool:  # under `jax.grad` alone: `float()`, NumPy and `math` fail, `int()` works
+            return any(self.model.is_differentiated(arg) for arg in args)
+
         if name in _CONVERTERS and traced():
             function = name.rpartition(".")[2]
             hint = static_hint(self.model, args[0], self.context.function) if args else ""
             self.report(node, f"`{function}()` needs a concrete value but its argument is traced under "
                               f"{self.transform_name()}; use {_CONVERTERS[name]}{hint}")
-        elif name.startswith(("numpy.", "math.")) and name not in _NUMPY_SAFE and traced():
+        elif name in _FAIL_ON_DIFFERENTIATION and differentiated():
+            function = name.rpartition(".")[2]
+            self.report(node, f"`{function}()` fails on a value being differentiated under {self.transform_name()}; "
+                              f"convert `jax.lax.stop_gradient(...)` of it, or return it as an auxiliary output "
+                              f"(`has_aux=True`)")
+        elif name.startswith(("numpy.", "math.")) and name not in _NUMPY_SAFE and (traced() or differentiated()):
             library = "NumPy" if name.startswith("numpy.") else "`math`"
             self.report(node, f"{library} function `{name}` converts its traced argument to a concrete value "
                               f"under {self.transform_name()}; use the jax.numpy equivalent")
