@@ -142,6 +142,9 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         self.enables_x64 = False
         self._transform_results: set[tuple[str, str]] = set()
         """(code scope, name) pairs bound to a transform's result (`step = jax.jit(f)`), whatever `f` is."""
+        self._transformed_attributes: dict[tuple[str, str], str] = {}
+        """(class key, attribute) -> the method a transform stored there wraps (`self._act =
+        jax.jit(self._act_impl)` in a method): `self._act(q)` in the class's methods runs that method."""
         self.wide_dtypes = False
         self.parameter_use = ParameterUse()
         self._parameter_folds: set[int] = set()
@@ -379,6 +382,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             self._bind(node.target, combine((current, value), flags))
         else:
             self._note_attribute_change(node.target)
+            self._note_module_attribute_change(node.target)
             target = node.target
             key = structure.constant_key(target.slice) if isinstance(target, cst.Subscript) else None
             old = None
@@ -702,6 +706,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             self._bind(target.value, value)
         else:
             self._note_attribute_store(target, value)
+            self._note_module_attribute_change(target)
             self._eval_target_parts(target, value)
 
     def _next_order(self) -> int:
@@ -740,6 +745,16 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         self.records.history.assigned(scope.key, name, target, tuple(self._branches), tuple(self._loops), order)
         self.records.history.created(scope.key, name, None)
         self.records.program_order.bound_transform(scope.key, name, None)
+
+    def _note_module_attribute_change(self, target: cst.BaseExpression) -> None:
+        """`agent.epsilon = 0.1` (or `+=`) in module code on an object of a class of this module: a change in
+        program order (see `SemanticModel.attribute_change`)."""
+        if self.scope.function_scope().kind is not ScopeKind.MODULE or not isinstance(target, cst.Attribute):
+            return
+        owner = self._attribute_owner(target)
+        if owner is not None:
+            change = self._change(target, ChangeKind.MUTATED, owner[1])
+            self.records.module_attribute_changes.setdefault(owner, []).append(change)
 
     def _change(self, node: cst.CSTNode, kind: ChangeKind, path: str | None = None) -> ChangeSite:
         """A change made here, now: by the current code scope, inside the current loops."""
@@ -812,7 +827,11 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             self.scope.bind(target.value, Binding(BindingKind.FUNCTION, key))
 
     def _record_transform_binding(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        """`step = jax.jit(f)`: calls of `step` (program order) call `f`."""
+        """`step = jax.jit(f)`: calls of `step` (program order) call `f`; `self._act = jax.jit(self._act_impl)`:
+        calls of `self._act` in the class's methods call `_act_impl`."""
+        if isinstance(target, cst.Attribute):
+            self._record_transformed_attribute(target, value)
+            return
         if not isinstance(target, cst.Name):
             return
         if not isinstance(value, cst.Call) or self.records.call_names.get(id(value)) not in self.transforms:
@@ -823,6 +842,26 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         name = qualified_name(self.scope, wrapped) if wrapped is not None else None
         if name is not None:
             self.records.program_order.bound_transform(self._code_scope, target.value, name)
+
+    def _record_transformed_attribute(self, target: cst.Attribute, value: cst.BaseExpression) -> None:
+        slot = self._own_attribute(target)
+        if slot is None:
+            return
+        wrapped = argument(value, 0, ("fun", "f")) if isinstance(value, cst.Call) else None
+        method = self._method_key(wrapped) if wrapped is not None and \
+            self.records.call_names.get(id(value)) in self.transforms else None
+        if method is not None:
+            self._transformed_attributes[slot] = method
+        else:
+            self._transformed_attributes.pop(slot, None)
+
+    def _own_attribute(self, node: cst.BaseExpression) -> tuple[str, str] | None:
+        """(class key, attribute) for `self.attr` in a method of a class of this module."""
+        scope = self.scope.function_scope()
+        if not (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)) or scope.class_scope is None \
+                or node.value.value != scope.self_name:
+            return None
+        return scope.class_scope.key, node.attr.value
 
     def _origin_of(self, value: cst.BaseExpression) -> CallableOrigin:
         loops = tuple(self._loops)
@@ -1448,6 +1487,10 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                 call_args, values = self._apply_arguments(node.args, args)
                 return self._local_call(node, chosen, values, 1, call_args)
             return self._local_call(node, method, args, 1)
+        slot = self._own_attribute(node.func)
+        if slot is not None and slot in self._transformed_attributes:  # `self._act(q)`: the jitted method runs
+            self.records.transformed_calls.add(id(node))
+            return self._local_call(node, self._transformed_attributes[slot], args, 1)
         if isinstance(node.func, cst.Name):
             owner = self._owner(node.func.value)
             target = self.records.program_order.transformed_target(owner.key, node.func.value) if owner else None

@@ -487,11 +487,12 @@ class SemanticModel:
         shape = self.array_shape(array)
         return [] if shape is None else out_of_bounds(shape, elements)
 
-    def attribute_change(self, node: cst.Attribute) -> cst.CSTNode | None:
-        """A store that can change what traced code read through `node` after the trace froze it:
-        `node` is `self.attr`/`cls.attr` on a concrete (static) receiver, or `C.attr` on a class of this
-        module; the class hashes by identity (so the cache key stays the same), and a method other
-        than a constructor, or any function, stores the attribute."""
+    def attribute_change(self, node: cst.Attribute, reader: str | None) -> cst.CSTNode | None:
+        """A store that can change what traced code (function `reader`) read through `node` after the trace
+        froze it: `node` is `self.attr`/`cls.attr` on a concrete (static) receiver, or `C.attr` on a class of
+        this module; the class hashes by identity (so the cache key stays the same), and a method other
+        than a constructor, or any function, stores the attribute, or module code does between calls that
+        may trace `reader` (see :mod:`.program_order`)."""
         owner = self.records.attribute_owners.get(id(node))
         if owner is None or owner[0] not in self.records.identity_hashed or self.is_traced(node.value):
             return None
@@ -500,6 +501,11 @@ class SemanticModel:
         for store, function in self.records.attribute_changes.get(owner, ()):
             if not self._runs_only_while_constructing(function):
                 return store
+        order, module = self.records.program_order, self.summary.module
+        for change in self.records.module_attribute_changes.get(owner, ()) if reader is not None else ():
+            assert reader is not None
+            if order.goes_stale(change, module, self._runs_from_elsewhere(reader), reader, self._reaches):
+                return change.node
         return None
 
     def _runs_only_while_constructing(self, function: str, seen: frozenset[str] = frozenset()) -> bool:

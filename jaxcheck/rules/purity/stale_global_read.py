@@ -76,6 +76,11 @@ class StaleGlobalRead(Rule):
     summary = "Traced code reads module-level or enclosing state that is rebound or mutated, so it goes stale"
 
     VALID = (
+        # An object's attribute set by module code before the first call, or after the last one.
+        Valid("import jax\nclass Agent:\n    def __init__(self):\n        self.epsilon = 1.0\n"
+              "        self._act = jax.jit(self._act_impl)\n    def _act_impl(self, q):\n        return q * self.epsilon\n"
+              "    def act(self, q):\n        return self._act(q)\na = Agent()\na.epsilon = 0.5\nprint(a.act(1.0))\n"
+              "a.epsilon = 0.1\n"),
         # A store after the module's last call (a notebook's later section reusing a name): nothing calls
         # `loss` again, unless another module imports it.
         Valid("import jax\nimport jax.numpy as jnp\nX = jnp.ones((8, 3))\n@jax.jit\ndef loss(w):\n"
@@ -152,6 +157,16 @@ class StaleGlobalRead(Rule):
               "    def run(self, s):\n        self._state = self._step(s)\n"),
     )
     INVALID = (
+        # Module code changing an attribute between two calls that reuse the program (checked under JAX
+        # 0.10.2: the second call still uses the first epsilon).
+        Invalid("import jax\nclass Agent:\n    def __init__(self):\n        self.epsilon = 1.0\n"
+                "        self._act = jax.jit(self._act_impl)\n    def _act_impl(self, q):\n        return q * self.epsilon\n"
+                "    def act(self, q):\n        return self._act(q)\na = Agent()\nprint(a.act(1.0))\na.epsilon = 0.1\n"
+                "print(a.act(1.0))\n", 7, 20, "changed at line 12"),
+        Invalid("import jax\nfrom functools import partial\nclass Sampler:\n    def __init__(self):\n"
+                "        self.temperature = 1.0\n    @partial(jax.jit, static_argnums=0)\n    def scale(self, logits):\n"
+                "        return logits / self.temperature\ns = Sampler()\nprint(s.scale(1.0))\ns.temperature = 0.5\n"
+                "print(s.scale(1.0))\n", 8, 25, "changed at line 11"),
         Invalid("import jax\nfrom functools import partial\nclass Schedule:\n    def __init__(self):\n"
                 "        self.base = 1.0\n    @partial(jax.jit, static_argnums=0)\n    def lr(self, t):\n"
                 "        return self.base * t\n    def warm(self):\n        self.base = 3.0\n", 8, 16, "line 10"),
@@ -218,7 +233,7 @@ class StaleGlobalRead(Rule):
         trace = self.trace
         if trace is None or not trace.cached:
             return
-        change = self.model.attribute_change(node)
+        change = self.model.attribute_change(node, self.context.function)
         if change is None or not isinstance(node.value, cst.Name):
             return
         line = self.model.position(change).start.line
