@@ -44,6 +44,7 @@ from jaxcheck.analyzer.semantics.summary import (
 )
 from jaxcheck.analyzer.semantics.syntax import (
     argument, at_receiver, chain_root, dotted, is_false_literal, last_statement, literal_ints, literal_strings, runs_once,
+    target_names,
 )
 from jaxcheck.analyzer.semantics.objects import ObjectReader
 from jaxcheck.analyzer.semantics.references import ReferenceReader
@@ -76,7 +77,7 @@ from jaxcheck.analyzer.semantics.values import (
     Value,
     combine,
 )
-from jaxcheck.analyzer.tree import child_nodes
+from jaxcheck.analyzer.tree import child_nodes, descendants
 
 Env = dict[str, Value]
 FunctionNode = cst.FunctionDef | cst.Lambda
@@ -172,7 +173,11 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         """Per function key, the parameters it passes as the key to a consuming `jax.random` call."""
         self._conditional = 0
         """How many enclosing expressions may skip what is being evaluated (`a if c else b`, `x and y`)."""
-        self._empty_slots: list[Slot] = []
+        self._empty_slots: list[tuple[Slot, int]] = []
+        """The cache slots the guards around the current point prove empty, each with how many loops were
+        open where its guard was tested (a slot filled in a loop inside the guard is filled repeatedly)."""
+        self._loop_targets: dict[int, frozenset[str]] = {}
+        """Per loop (by node id), the names its header binds anew each iteration (`for name, fn in ...`)."""
         self._lookups: dict[str, KeyTest] = {}
         """Names of the function being read that hold `table.get(k)` (for `if f is None:`)."""
         """`key not in table` facts that hold here: a store `table[key] = v` adds an entry, and changes
@@ -435,6 +440,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             qualified_name(self.scope, d.decorator) in jax_api.ATTRIBUTE_DECORATORS for d in node.decorators
         ):
             self.attribute_methods.add(key)
+            self.records.property_methods.add(key)
         self.scope.bind(node.name.value, Binding(BindingKind.FUNCTION, key))
         origin = CallableOrigin("def", tuple(self._loops))
         if self.scope.kind is not ScopeKind.CLASS:
@@ -507,7 +513,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         if not _always_exits(node.body):  # `if isinstance(x, Tracer): raise ...`: x is concrete after it
             self._join_env(after_body)
         elif node.orelse is None:  # `if k in table: raise ...`: k is absent after it
-            self._empty_slots += empty_if_false
+            self._empty_slots += [(slot, len(self._loops)) for slot in empty_if_false]
 
     @contextmanager
     def _branch(self, node: cst.CSTNode, alternative: int) -> Iterator[None]:
@@ -522,7 +528,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
     def _slots_empty(self, slots: list[Slot]) -> Iterator[None]:
         """Inside a branch whose guard proves `slots` empty (`k not in table`, `self._f is None`)."""
         known = len(self._empty_slots)
-        self._empty_slots += slots
+        self._empty_slots += [(slot, len(self._loops)) for slot in slots]
         try:
             yield
         finally:
@@ -530,6 +536,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
 
     @contextmanager
     def _in_loop(self, node: cst.CSTNode) -> Iterator[None]:
+        if isinstance(node, cst.For):
+            self._loop_targets[id(node)] = frozenset(target_names(node.target))
         self._loops.append(id(node))
         try:
             yield
@@ -601,13 +609,11 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             self._suite(node.finalbody.body)
 
     def _handles_concretization(self, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
-        """`except TypeError:` (or `jax.errors.ConcretizationTypeError`, `Exception`, a bare `except:`, a
-        tuple with one of them) whose body does not end by raising: code in the `try` body that needs a
-        concrete value has a fallback when it meets a tracer."""
-        if isinstance(last_statement(handler.body), cst.Raise):
+        """`except TypeError:` (or `jax.errors.ConcretizationTypeError`, or a tuple with one of them) whose
+        body does not end by raising: code in the `try` body that needs a concrete value has a fallback
+        when it meets a tracer. A bare `except:` or `except Exception:` expects other errors."""
+        if handler.type is None or isinstance(last_statement(handler.body), cst.Raise):
             return False
-        if handler.type is None:
-            return True
         caught = [e.value for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) else [handler.type]
         return any(qualified_name(self.scope, kind) in jax_api.CONCRETIZATION_ERRORS for kind in caught)
 
@@ -797,10 +803,20 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         site = self.records.transform_sites.get(id(value))
         if site is None:
             return
-        memoized = any(slot.covers(t) and self._outlives_call(t) for t in targets for slot in self._empty_slots)
-        tabled = bool(self._loops) and any(_is_entry_per_iteration(t) for t in targets)
+        loops = len(self._loops)
+        memoized = any(slot.covers(t) and depth == loops and self._outlives_call(t)
+                       for t in targets for slot, depth in self._empty_slots)
+        tabled = bool(self._loops) and any(self._is_entry_per_iteration(t) for t in targets)
         if memoized or tabled:
             self.records.transform_sites[id(value)] = replace(site, memoized=memoized, tabled=tabled)
+
+    def _is_entry_per_iteration(self, target: cst.BaseExpression) -> bool:
+        """`table[name] = ...` whose key names a variable of every loop around it (`for name, fn in ...`):
+        each iteration of each loop stores to an entry of its own."""
+        if not isinstance(target, cst.Subscript):
+            return False
+        keys = {node.value for element in target.slice for node in descendants(element) if isinstance(node, cst.Name)}
+        return all(keys & self._loop_targets.get(loop, frozenset()) for loop in self._loops)
 
     def _outlives_call(self, target: cst.BaseExpression) -> bool:
         """Whether a store to `target` outlives the function call making it: a `global`/`nonlocal`
@@ -885,7 +901,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         if containers_only and not self.scope.load(base.value).flags & PYTHON_CONTAINER:
             return
         written = target.value if containers_only and isinstance(target, cst.Attribute) else target  # `x.append`: x
-        if isinstance(target, cst.Subscript) and any(test.covers(target) for test in self._empty_slots):
+        if isinstance(target, cst.Subscript) and any(test.covers(target) for test, _ in self._empty_slots):
             self.records.mutated_names.add(id(base))  # a new entry: no entry a trace read changes
             return
         self._record_mutated_name(base, target, _first_attribute(written, base))
@@ -1425,6 +1441,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         if isinstance(node.func, cst.Attribute):  # `CONFIG.get("wd")`: a method may read any part of its object
             self.records.read_paths.pop(id(node.func.value), None)
         name = qualified_name(self.scope, node.func)
+        if name is None and self.scope.function_scope().kind is ScopeKind.MODULE:
+            self.records.program_order.called_unresolved(self._code_scope, self._next_order())
         if name is not None:
             self.records.call_names[id(node)] = name
             if name in jax_api.X64_SWITCHES:
@@ -2028,14 +2046,6 @@ def _seeded(factory: cst.Call) -> bool:
     None (entropy), a shared generator or a traced value."""
     seed = argument(factory, 0, ("seed",))
     return seed is not None and literal_ints(seed) is not None
-
-
-def _is_entry_per_iteration(target: cst.BaseExpression) -> bool:
-    """`table[name] = ...` with a key that is no literal: in a loop, each iteration's value its own entry."""
-    return isinstance(target, cst.Subscript) and all(
-        isinstance(element.slice, cst.Index)
-        and not isinstance(element.slice.value, (cst.SimpleString, cst.Integer, cst.Float, cst.ConcatenatedString))
-        for element in target.slice)
 
 
 def _first_attribute(target: cst.BaseExpression, root: cst.Name) -> str | None:

@@ -265,7 +265,8 @@ class SemanticModel:
             if path is not None and change.path is not None and change.path != path:
                 continue
             runs_later = outer.module_level and reader is not None and self._runs_from_elsewhere(reader)
-            if reader is None or order.goes_stale(change, outer.scope, runs_later, reader, self._reaches):
+            if reader is None or order.goes_stale(change, outer.scope, runs_later, reader, self._reaches,
+                                                  outer.module_level):
                 return change
         return None
 
@@ -504,7 +505,10 @@ class SemanticModel:
         order, module = self.records.program_order, self.summary.module
         for change in self.records.module_attribute_changes.get(owner, ()) if reader is not None else ():
             assert reader is not None
-            if order.goes_stale(change, module, self._runs_from_elsewhere(reader), reader, self._reaches):
+            # an object module code made is used by module code: only its later calls can reuse the program
+            holder = change.node.value if isinstance(change.node, cst.Attribute) else None
+            receiver = holder.value if isinstance(holder, cst.Name) else None
+            if order.goes_stale(change, module, False, reader, self._reaches, True, receiver):
                 return change.node
         return None
 
@@ -586,11 +590,18 @@ class SemanticModel:
             applied = self.solution.applied_transforms(scope) if scope is not None else frozenset()
             carry = self._carry_shape(applied)
             return find_key_reuses(body, parameters, self.call_name, self._ignores_argument, per_item,
-                                   bool(applied & jax_api.PER_ITEM_TRANSFORMS), carry, self._receives_key)
+                                   bool(applied & jax_api.PER_ITEM_TRANSFORMS), carry, self._receives_key,
+                                   self._property_paths(scope, parameters))
         if scope in self._scopes_calling_drawers():  # no `jax.random` call here: only helpers that draw count
             return find_key_reuses(body, parameters, self.call_name, self._draws_nothing,
-                                   receives_key=self._receives_key)
+                                   receives_key=self._receives_key, fresh_attributes=self._property_paths(scope, parameters))
         return []
+
+    def _property_paths(self, scope: str | None, parameters: tuple[str, ...]) -> frozenset[str]:
+        """`self.rng` for each `@property` of the class of method `scope` (`self` its first parameter)."""
+        owner = scope.rpartition(".")[0] if scope is not None and parameters else None
+        return frozenset(f"{parameters[0]}.{method.rpartition('.')[2]}" for method in self.records.property_methods
+                         if method.rpartition(".")[0] == owner)
 
     @staticmethod
     def _carry_shape(applied: frozenset[str]) -> CarryShape | None:

@@ -16,6 +16,7 @@ Calls are identified by qualified name only, through `call_name`.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Optional
@@ -117,6 +118,20 @@ class _Evidence:
         self.tables: set[str] = set()
         self.attributes: set[str] = set()
         self.indices: set[str] = set()
+        self._name_reads: Counter[str] = Counter()
+        """Per name, how often it appears other than as a plain assignment target or as the table of an item
+        read (`rngs["noise"]`): a table that appears so may be changed through an alias (`{"model": rngs}`)."""
+
+    def escaped_tables(self) -> set[str]:
+        """The tables of keys the body also uses whole (hands on, iterates, stores elsewhere)."""
+        return {table for table in self.tables if self._name_reads[table]}
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self._name_reads[node.value] += 1
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        if isinstance(node.target, cst.Name):
+            self._name_reads[node.target.value] -= 1  # `rngs = make_rngs(key)` binds it: no use
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -150,6 +165,10 @@ class _Evidence:
                 ):
                     self.keys.add(name)
 
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if isinstance(node.value, cst.Name) and _string_item(node) is not None:
+            self._name_reads[node.value.value] -= 1  # `rngs["noise"]`: an item read
+
     def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
         if isinstance(node.slice, cst.Index) and isinstance(node.slice.value, cst.Name):
             self.indices.add(node.slice.value.value)
@@ -157,14 +176,15 @@ class _Evidence:
 
 def find_key_reuses(body: Sequence[cst.CSTNode], parameters: Iterable[str], call_name: CallName,
                     ignores_argument: IgnoresArgument, per_item: bool = False, item_root: bool = False,
-                    carry: CarryShape | None = None, receives_key: ReceivesKey | None = None) -> list[KeyReuse]:
+                    carry: CarryShape | None = None, receives_key: ReceivesKey | None = None,
+                    fresh_attributes: frozenset[str] = frozenset()) -> list[KeyReuse]:
     """The key reuses in a function body (or module) `body` whose parameters are `parameters`; with
     `per_item` (the function runs once per example of a `vmap` or per step of a `lax` loop), a key seeded
     with what no run changes (literals, names the function does not bind) is shared by all of them. With
     `item_root` (the function is itself the one vmapped or looped), so is a key it captures from outside;
     with `carry` (it is a lax loop body), a consumed key returned in the carry is drawn again next step.
     Keys are the key-like parameters and the names the body draws from or hands to a drawing callee
-    (`receives_key`)."""
+    (`receives_key`); `fresh_attributes` (`self.rng` of a `@property`) give a new value on each read."""
     evidence = _Evidence(call_name, receives_key)
     for statement in body:
         scan(statement, evidence)
@@ -172,8 +192,9 @@ def find_key_reuses(body: Sequence[cst.CSTNode], parameters: Iterable[str], call
     candidates = evidence.keys | {name for name in parameters if is_key_like_name(name)}
     keys = frozenset(candidates - evidence.indices)
     analysis = _Analysis(call_name, ignores_argument, keys, evidence.indices)
-    analysis.tables = frozenset(evidence.tables - keys)
-    analysis.attributes = frozenset(evidence.attributes)
+    analysis.tables = frozenset(evidence.tables - keys - evidence.escaped_tables())
+    analysis.attributes = frozenset(evidence.attributes - fresh_attributes)
+    analysis.local_names = frozenset(parameters).union(*(_assigned_names(statement) for statement in body))
     if per_item:
         bound = set(parameters).union(*(_assigned_names(statement) for statement in body))
         analysis.batch_bound = frozenset(bound)
@@ -205,6 +226,9 @@ class _Analysis:
         self.tables: frozenset[str] = frozenset()
         """Names whose string-keyed items are keys (`rngs["noise"]`), each item tracked on its own."""
         self.attributes: frozenset[str] = frozenset()
+        self.local_names: frozenset[str] = frozenset()
+        """The function's parameters and the names it binds: an object only they hold changes only where
+        the function hands it on (any call may change a global one)."""
         """Attribute paths that hold keys (`self.rng`), tracked until the object may change: a store to the
         path, the root name rebound, or the root object handed to a call (`self.step()`, `f(state)`)."""
         self.made_here: set[str] = set()
@@ -440,11 +464,14 @@ class _Analysis:
 
     def call(self, node: cst.Call, state: dict[str, _Key]) -> None:
         name = self.call_name(node)
-        if self.tables or self.attributes:  # `refresh(rngs)`, `self.step()` may store new keys in the object
+        if self.attributes:  # `self.step()`, `refresh(state)` may store new keys in the object
             receiver = [chain_root(node.func)] if isinstance(node.func, cst.Attribute) else []
             for held in (*receiver, *(arg.value for arg in node.args)):
                 if isinstance(held, cst.Name):
                     _forget_items(held.value, state)
+            if not jax_api.is_random_call(name):  # `advance()` may change what a global object holds
+                for item in [k for k in state if _root_name(k) != k and _root_name(k) not in self.local_names]:
+                    del state[item]
         if isinstance(node.func, cst.Name) and node.func.value in self.partials:
             for bound in self.partials[node.func.value]:  # calling `partial(f, key)` consumes `key`
                 if bound in state:
@@ -543,6 +570,8 @@ class _Analysis:
         for single in _target_parts(target):
             if (table := _string_item(single)) is not None:
                 state.pop(f"{table[0]}[{table[1]!r}]", None)  # `rngs["noise"] = new`: a fresh item
+            elif isinstance(single, cst.Subscript) and isinstance(single.value, cst.Name):
+                _forget_items(single.value.value, state)  # `rngs[name] = new`: any item may be new
             elif isinstance(single, cst.Attribute) and (path := dotted(single)):
                 _forget_items(path, state)  # `self.rng = new`: its attributes too
                 state.pop(path, None)

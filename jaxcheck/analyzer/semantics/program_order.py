@@ -44,10 +44,17 @@ class ProgramOrder:
 
     _events: dict[str, dict[int, CallEvent]] = field(default_factory=dict)
     _transformed: dict[tuple[str, str], str] = field(default_factory=dict)
+    _unresolved: dict[str, list[int]] = field(default_factory=dict)
+    """Per code scope, when (traversal order) it calls something the model cannot name (`step(x)` of a
+    `partial`, a method of an object): such a call may run any function."""
 
     def called(self, scope: str, node_id: int, event: CallEvent) -> None:
         """Record a call by `scope`'s code (deduplicated per call node: loops are interpreted twice)."""
         self._events.setdefault(scope, {}).setdefault(node_id, event)
+
+    def called_unresolved(self, scope: str, order: int) -> None:
+        """Record a call by `scope`'s code of a callable the model cannot name."""
+        self._unresolved.setdefault(scope, []).append(order)
 
     def bound_transform(self, scope: str, name: str, target: str | None) -> None:
         """`name` of `scope` now holds a transform of `target` (`step = jax.jit(f)`), or no longer does."""
@@ -60,18 +67,25 @@ class ProgramOrder:
         """The function a transform bound to `name` of `scope` wraps, if any."""
         return self._transformed.get((scope, name))
 
-    def goes_stale(self, change: ChangeSite, owner: str, runs_later: bool, reader: str, reaches: Reaches) -> bool:
+    def goes_stale(self, change: ChangeSite, owner: str, runs_later: bool, reader: str, reaches: Reaches,
+                   module_level: bool = False, receiver: str | None = None) -> bool:
         """Whether `change` to a variable of scope `owner` can make `reader`'s compiled program stale;
         `runs_later`: `reader` may also run after `owner`'s code has finished (a module-level variable
-        read by a function other modules may call)."""
+        read by a function other modules may call). Module code (`module_level`) that calls something
+        the model cannot name after the change may call `reader` again. With `receiver` (the change
+        stores an attribute of the object that variable holds), only calls that pass that object (as
+        the receiver or an argument) use it."""
         if change.scope != owner:
             return True
-        events = [e for e in self._events.get(owner, {}).values() if reaches(e.callee, reader)]
+        events = [e for e in self._events.get(owner, {}).values()
+                  if reaches(e.callee, reader) and (receiver is None or _passes(e.node, receiver))]
         traced_before = any(e.order < change.order or _share_loop(e.loops, change.loops) for e in events)
         if not traced_before:
             return False
         if runs_later:
             return True  # after import, its importers may call it again
+        if module_level and any(order > change.order for order in self._unresolved.get(owner, ())):
+            return True
         return any(e.order > change.order or _share_loop(e.loops, change.loops) for e in events)
 
 
@@ -84,6 +98,17 @@ class ProgramOrder:
         events = sorted((e for e in self._events.get(owner, {}).values() if reaches(e.callee, reader)),
                         key=lambda e: e.order)
         return next((e for e in events if e.order < change.order or _share_loop(e.loops, change.loops)), None)
+
+
+def _passes(node: cst.CSTNode | None, name: str) -> bool:
+    """Whether call `node` passes the object variable `name` holds: `name.method(...)` or `f(name, ...)`."""
+    if not isinstance(node, cst.Call):
+        return True  # unknown: it may
+    func = node.func
+    while isinstance(func, cst.Attribute):
+        func = func.value
+    return isinstance(func, cst.Name) and func.value == name or any(
+        isinstance(arg.value, cst.Name) and arg.value.value == name for arg in node.args)
 
 
 def _share_loop(first: tuple[int, ...], second: tuple[int, ...]) -> bool:

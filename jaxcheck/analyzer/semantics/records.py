@@ -71,6 +71,8 @@ class ModuleRecords:
     """The reads of `self` (among `self_loads`) in methods of Flax NNX modules: NNX transforms carry
     updates of their state out of the trace."""
     transform_sites: dict[int, TransformSite] = field(default_factory=dict)
+    property_methods: set[str] = field(default_factory=set)
+    """Methods read as attributes (`@property`): each read of `self.rng` runs the method anew."""
     concretization_caught: set[int] = field(default_factory=set)
     """`try` statements whose handlers catch the error a concretization raises on a tracer and do not
     re-raise it (see `ModelBuilder._handles_concretization`)."""

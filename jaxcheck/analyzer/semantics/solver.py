@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field, replace
 
-from jaxcheck.analyzer.semantics.jax_api import BATCHING_TRANSFORMS, DIFFERENTIATING
+from jaxcheck.analyzer.semantics.jax_api import BATCHING_TRANSFORMS, CUSTOM_DERIVATIVES, DIFFERENTIATING
 from jaxcheck.analyzer.semantics.links import linked_names
 from jaxcheck.analyzer.semantics.summary import CallEdge, FunctionSummary, ModuleSummary, TraceRoot, TraceSpec
 from jaxcheck.analyzer.semantics.values import CallDep, Dep, Deps, OpaqueDep, ParamDep, StagedDep
@@ -163,7 +163,8 @@ class Solution:
     differentiated: dict[str, set[str]] = field(default_factory=dict)
     """Per function, the parameters certainly given a differentiating transform's tracer (`jax.grad(f)`'s
     differentiated argument, or a value computed from one passed on): concrete enough for `if` and `int()`,
-    yet `float()`, `.tolist()` and NumPy raise on it."""
+    yet `float()`, `.tolist()` and NumPy raise on it. Not a `custom_jvp`/`custom_vjp` function nor its
+    rules: they run on primal values."""
     jax_array_params: dict[str, set[str]] = field(default_factory=dict)
     """Per function, the parameters some visible call passes a JAX array (module-level calls too):
     item assignment to them raises there, traced or not."""
@@ -332,11 +333,15 @@ class Solution:
     def runs_from_elsewhere(self, key: str, own: Container[str]) -> bool:
         """Whether code outside `own` (a module's functions and the key of its module-level code) may
         run function `key`: a function or the module-level code of another module calls it, directly or
-        through other functions."""
+        through other functions, or a method does (its callers, through objects, may not be visible)."""
         callers = self._callers()
         seen, pending = {key}, [key]
         while pending:
-            for caller in callers.get(pending.pop(), ()):
+            current = pending.pop()
+            function = self.functions.get(current)
+            if function is not None and function.parent is None and function.positional[:1] in (("self",), ("cls",)):
+                return True
+            for caller in callers.get(current, ()):
                 if caller not in own:
                     return True
                 if caller not in seen:
@@ -707,6 +712,9 @@ def solve(summaries: Iterable[ModuleSummary], project_modules: Iterable[str] = (
             root_keys.add(key)
             never_passed = functions[key].defaults - passed.get(key, set())
             _apply(solution, key, witness.root.spec, never_passed, witness)
+    for key in root_keys & solution.differentiated.keys():
+        if solution.transforms[key] & CUSTOM_DERIVATIVES:
+            del solution.differentiated[key]  # a custom derivative's function runs on primal values
     fresh_bodies = {(key, spec.caches_with) for key, specs in ((k, solution.contexts.get(k, {})) for k in root_keys)
                     for spec in specs if isinstance(spec, TraceSpec) and spec.caches_with is not None}
     changed = True
@@ -813,7 +821,8 @@ def _propagate(solution: Solution, edge: CallEdge, callee_key: str, witness: Wit
     if previous is not None:
         traced |= previous.traced
     held = {name for name, deps in bound.items() if name not in traced and solution.holds_tracer(deps)}
-    differentiated = {name for name in held if solution.is_differentiated(bound[name])}
+    primal = edge.differentiated or bool(solution.transforms.get(callee_key, set()) & CUSTOM_DERIVATIVES)
+    differentiated = {name for name in held if not primal and solution.is_differentiated(bound[name])}
     passed_on = {name for name, deps in bound.items() if _certain_tracer(solution, edge.caller, deps)}
     tracers = traced & (edge.arguments.arrays(callee) | passed_on)
     context = Context(traced, tracers, tracers | edge.arguments.present(callee), edge.caller in solution.omnistaged,

@@ -47,8 +47,8 @@ class RemovedJaxApi(Rule):
     (`tree_map(...)`, `hcb.id_tap(...)`) are not reported again, and at each dotted use that reaches
     it through a live module (`jax.tree_map(...)`). Code guarded for older JAX releases is left alone:
     inside `try` statements that catch `ImportError`/`AttributeError`, and under `if` tests that
-    call `hasattr`/`getattr` on a JAX module or a variable (`hasattr(aval, "to_tangent_aval")`: a feature
-    of a value JAX made) or read JAX's release (`jax.__version__`,
+    call `hasattr`/`getattr` on a JAX module or on a value JAX made (`aval = jax.typeof(x)`, then
+    `hasattr(aval, "to_tangent_aval")`) or read JAX's release (`jax.__version__`,
     `jaxlib.version`, `jax.lib.xla_extension_version`, `importlib.metadata.version("jax")`, or a
     variable of this module computed from one, such as `Version(jax.__version__)`); a test of another
     version (`sys.version_info`) is no JAX guard. Imports from JAX's private modules (`from jax._src.pjit
@@ -119,6 +119,9 @@ class RemovedJaxApi(Rule):
               "        return aval.to_tangent_aval()\n    else:\n        return jax.core.raise_to_shaped(aval)\n"),
     )
     INVALID = (
+        # `hasattr` on a value JAX did not make is no JAX release test.
+        Invalid("import jax\nclass Trainer:\n    def step(self, g):\n        if hasattr(self, 'params'):\n"
+                "            return jax.tree_map(lambda p: p - g, self.params)\n", 5, 20, "jax.tree_map"),
         Invalid("import jax\ny = jax.tree_map(f, x)\n", 2, 5, "removed in JAX 0.6.0",
                 fix="import jax\ny = jax.tree.map(f, x)\n"),
         Invalid("import jax\nxs = jax.device_put_replicated(x, jax.devices())\n", 2, 6, "removed in JAX 0.10.0"),
@@ -227,12 +230,23 @@ class RemovedJaxApi(Rule):
         for node in descendants(test):
             if isinstance(node, cst.Call) and self.model.call_name(node) in _ATTRIBUTE_TESTS:
                 first = node.args[0].value if node.args else None
-                tested = self.model.qualified_name(first) if first is not None else None
-                if first is not None and (_is_jax(tested) or tested is None and isinstance(first, cst.Name)):
-                    return True  # a JAX module's feature, or a value's (`hasattr(aval, "to_tangent_aval")`)
+                if first is not None and (_is_jax(self.model.qualified_name(first)) or self._made_by_jax(first)):
+                    return True  # a JAX module's feature, or a JAX value's (`hasattr(aval, "to_tangent_aval")`)
             if self._reads_release and self._reads_jax_version(node):
                 return True
         return False
+
+    def _made_by_jax(self, node: cst.BaseExpression) -> bool:
+        """A name every assignment of which in the module is a call of a JAX function (`aval =
+        jax.typeof(x)`, `aval = jax.core.get_aval(x)`) or of a method of what it holds (`aval =
+        aval.to_tangent_aval()`): testing its features tests JAX's release."""
+        if not isinstance(node, cst.Name):
+            return False
+        values = [value for names, value in self.model.name_assignments() if node.value in names]
+        return bool(values) and all(isinstance(value, cst.Call) and (
+            _is_jax(self.model.call_name(value))
+            or isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Name)
+            and value.func.value.value == node.value) for value in values)
 
     def _reads_jax_version(self, node: cst.CSTNode) -> bool:
         """`jax.__version__`, `jaxlib.version`, `jax.lib.xla_extension_version`, `version("jax")`, or a

@@ -62,6 +62,17 @@ class PrngKeyReuse(Rule):
     summary = "a PRNG key consumed twice: two samplers, use after `split`, or in a loop without re-splitting"
 
     VALID = (
+        # A `@property` that splits on each read, a global object another function refreshes, a table that
+        # goes elsewhere (`{"model": rngs}`) and is refreshed there: each read may give a new key.
+        Valid("import jax\nclass Sampler:\n    @property\n    def rng(self):\n        self._key, sub = jax.random.split(self._key)\n"
+              "        return sub\n    def sample(self, shape):\n        return jax.random.normal(self.rng, shape), "
+              "jax.random.normal(self.rng, shape)\n"),
+        Valid("import jax\nfrom types import SimpleNamespace\nSTATE = SimpleNamespace(key=jax.random.key(0))\n"
+              "def advance():\n    STATE.key, _ = jax.random.split(STATE.key)\ndef sample(shape):\n"
+              "    a = jax.random.normal(STATE.key, shape)\n    advance()\n    return a, jax.random.normal(STATE.key, shape)\n"),
+        Valid("import jax\ndef advance(rngs):\n    for k, v in rngs.items():\n        rngs[k] = jax.random.fold_in(v, 1)\n"
+              "def two(rngs, shape):\n    streams = {'model': rngs}\n    a = jax.random.normal(rngs['noise'], shape)\n"
+              "    advance(streams['model'])\n    return a, jax.random.normal(rngs['noise'], shape)\n"),
         # A helper that only logs a key, or looks at its data's shape, draws nothing (checked under JAX 0.10.2
         # with jax_debug_key_reuse: no KeyReuseError).
         Valid("import jax\nimport logging\ndef log_key(key):\n    logging.info('key %s', jax.random.key_data(key))\n"

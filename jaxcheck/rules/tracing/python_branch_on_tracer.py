@@ -15,8 +15,9 @@ class PythonBranchOnTracer(Rule):
     Finds Python control flow that needs the truth value of a traced array inside code run under
     `jax.jit`, `vmap`, `pmap` or a `lax` control-flow body: `if`, `elif`, `while`, conditional
     expressions, `assert`, `and`/`or`/`not`, and the builtins `min`/`max`.
-    Code in a `try` whose handler catches the error JAX raises (`except TypeError:`, or its
-    `jax.errors` subclass) without re-raising it has a fallback for tracers and is not reported.
+    Code in a `try` whose handler names the error JAX raises (`except TypeError:`, or its `jax.errors`
+    subclass) without re-raising it has a fallback for tracers and is not reported (a broad
+    `except Exception:` is not such a fallback).
 
     ## Why is this bad?
     Under these transforms the function runs on abstract tracers that have a shape and dtype but no

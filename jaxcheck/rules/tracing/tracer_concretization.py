@@ -46,8 +46,9 @@ class TracerConcretization(Rule):
     methods: `x.mean(axis=a)`). Under a differentiating transform alone (`jax.grad`, `jvp`), where `if`,
     `int()` and `.item()` still work, it finds `float()`/`complex()`, `.tolist()`, NumPy and `math` on
     values computed from the differentiated arguments (not through `jax.lax.stop_gradient`).
-    Code in a `try` whose handler catches the error JAX raises (`except TypeError:`, or its
-    `jax.errors` subclass) without re-raising it has a fallback for tracers and is not reported.
+    Code in a `try` whose handler names the error JAX raises (`except TypeError:`, or its `jax.errors`
+    subclass) without re-raising it has a fallback for tracers and is not reported (a broad
+    `except Exception:` is not such a fallback).
 
     ## Why is this bad?
     A tracer has a shape and dtype but no value while the function is being traced, so converting it
@@ -93,6 +94,10 @@ class TracerConcretization(Rule):
     summary = "`int()`/`float()`/`.item()`/NumPy/`math`/`range()`/list indexing/`axis=` on a traced value"
 
     VALID = (
+        # A custom derivative's function and rules run on primal values under `jax.grad` alone.
+        Valid("import jax\n@jax.custom_vjp\ndef f(x):\n    return x * float(x)\ndef f_fwd(x):\n"
+              "    print('fwd sees', float(x))\n    return f(x), x\ndef f_bwd(x, g):\n    return (g * 2 * x,)\n"
+              "f.defvjp(f_fwd, f_bwd)\nprint(jax.grad(f)(2.0))\n"),
         # Under `jax.grad` alone: `int()`, `if` and `.item()` work on the differentiated value, and anything
         # works on `stop_gradient` of it or on arguments not differentiated (checked under JAX 0.10.2).
         Valid("import jax\ndef loss(w, x):\n    n = int(w[0])\n    if w[0] > 0:\n        w = w * 2\n"
@@ -140,6 +145,9 @@ class TracerConcretization(Rule):
         Valid("import jax\n@jax.jit\ndef f(xs):\n    for i in range(len(xs)):\n        xs = xs.at[i].set(0)\n    return xs\n"),
     )
     INVALID = (
+        # A broad handler meant for other errors: under jit its fallback silently becomes the only path.
+        Invalid("import jax\n@jax.jit\ndef normalize(x):\n    try:\n        n = float(jax.numpy.linalg.norm(x))\n"
+                "    except Exception:\n        n = 1.0\n    return x / n\n", 5, 13),
         # ...but `float()`, NumPy and `math` fail on it, also in a helper it is passed to.
         Invalid("import jax\nimport jax.numpy as jnp\ndef loss(w, x):\n    l = jnp.mean((x @ w) ** 2)\n"
                 "    print('loss', float(l))\n    return l\ng = jax.grad(loss)(w0, x0)\n", 5, 19, "being differentiated"),

@@ -155,6 +155,11 @@ class TransformInLoop(Rule):
                 "def train(xs):\n    while True:\n        step(xs)\n", 3, 12, "runs repeatedly"),
         Invalid("import jax\nfor scale in range(3):\n    jax.jit(lambda v: v * scale)(1.0)\n", 3, 5, "inside the loop"),
         # A cache the function makes anew on each call, or a slot no guard finds empty, keeps nothing.
+        Invalid("import jax\nimport jax.numpy as jnp\nACTS = {'relu': jax.nn.relu, 'tanh': jnp.tanh}\nJITTED = {}\n"
+                "for epoch in range(3):\n    for name, fn in ACTS.items():\n        JITTED[name] = jax.jit(lambda x, fn=fn: fn(x))\n"
+                "        JITTED[name](1.0)\n", 7, 24, "inside the loop"),
+        Invalid("import jax\n_fwd = None\ndef warm(xs):\n    global _fwd\n    if _fwd is None:\n        for x in xs:\n"
+                "            _fwd = jax.jit(lambda v: v * 2)\n            _fwd(x)\n", 7, 20, "inside the loop"),
         Invalid("import jax\ndef get_fn(n):\n    cache = {}\n    if n not in cache:\n        cache[n] = jax.jit(lambda x: x ** n)\n"
                 "    return cache[n]\ndef run(xs):\n    return [get_fn(2)(x) for x in xs]\n", 5, 20, "runs repeatedly"),
         Invalid("import jax\n_fwd = None\ndef predict(x):\n    global _fwd\n    _fwd = jax.jit(lambda v: v * 2)\n"
