@@ -681,7 +681,12 @@ class SemanticModel:
         """The array `x` when `node` is `x.at[...].<method>(...)`; None otherwise, and for a Pallas Ref `x`:
         `o_ref.at[0:2]` is a view of the Ref, and `.set(v)` on it writes in place."""
         receiver = at_receiver(node.func)
-        return None if receiver is None or self.is_ref(receiver) else receiver
+        if receiver is None:
+            return None
+        param = self._parameter(self.value_of(receiver))
+        if isinstance(receiver, cst.Name) and param is not None and param.name == receiver.value and self.is_ref(receiver):
+            return None  # the Ref itself, not a value loaded from it (`x = x_ref[...]`)
+        return receiver
 
 
 def _varying_argument(call: cst.Call, callee: FunctionSummary, bound: int, parameter: str) -> bool:

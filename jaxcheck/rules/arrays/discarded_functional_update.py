@@ -65,6 +65,10 @@ class DiscardedFunctionalUpdate(Rule):
         Valid("def f(x, i):\n    x = x.at[i].apply(lambda v: v * 2)\n    return x\n"),
     )
     INVALID = (
+        # A value loaded from a Ref is an array: its `.at[...].set()` returns a new one.
+        Invalid("import jax\nimport jax.numpy as jnp\nfrom jax.experimental import pallas as pl\ndef kernel(x_ref, o_ref):\n"
+                "    x = x_ref[...]\n    x.at[0:2].set(jnp.zeros(2))\n    o_ref[...] = x\n"
+                "out = pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((4,), jnp.float32))(jnp.ones(4))\n", 6, 5),
         Invalid("def f(x):\n    x.at[0].set(1)\n    return x\n", 2, 5, "thrown away",
                 fix="def f(x):\n    x = x.at[0].set(1)\n    return x\n"),
         Invalid("import jax.numpy as jnp\nx = jnp.zeros(3)\nx.at[1].add(2)\n", 3, 1,
