@@ -760,7 +760,10 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         owner = self._attribute_owner(target)
         if owner is not None:
             change = self._change(target, ChangeKind.MUTATED, owner[1])
-            self.records.module_attribute_changes.setdefault(owner, []).append(change)
+            receiver = target.value.value if isinstance(target.value, cst.Name) else None
+            others = frozenset(name for name, value in self.scope.env.items()
+                               if value.instance == owner[0] and name != receiver)
+            self.records.module_attribute_changes.setdefault(owner, []).append((change, others))
 
     def _change(self, node: cst.CSTNode, kind: ChangeKind, path: str | None = None) -> ChangeSite:
         """A change made here, now: by the current code scope, inside the current loops."""
@@ -858,6 +861,16 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         name = qualified_name(self.scope, wrapped) if wrapped is not None else None
         if name is not None:
             self.records.program_order.bound_transform(self._code_scope, target.value, name)
+
+    def _may_call_project(self, node: cst.Call, called: Value) -> bool:
+        """Whether a call the model cannot name may run a function of the project: a variable holding a
+        callable (`step = partial(loss, s=2)`, then `step(x)`) or a method of an object of a class of this
+        module (`runner.run()`); not a method of a library object, string, array or container
+        (`logger.info(...)`, `"{}".format(v)`, `losses.append(v)`)."""
+        if isinstance(node.func, cst.Name):
+            return True
+        receiver = self.records.values.get(id(node.func.value), UNKNOWN) if isinstance(node.func, cst.Attribute) else called
+        return receiver.instance is not None
 
     def _record_transformed_attribute(self, target: cst.Attribute, value: cst.BaseExpression) -> None:
         slot = self._own_attribute(target)
@@ -1441,7 +1454,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         if isinstance(node.func, cst.Attribute):  # `CONFIG.get("wd")`: a method may read any part of its object
             self.records.read_paths.pop(id(node.func.value), None)
         name = qualified_name(self.scope, node.func)
-        if name is None and self.scope.function_scope().kind is ScopeKind.MODULE:
+        if name is None and self.scope.function_scope().kind is ScopeKind.MODULE and self._may_call_project(node, called):
             self.records.program_order.called_unresolved(self._code_scope, self._next_order())
         if name is not None:
             self.records.call_names[id(node)] = name

@@ -503,12 +503,12 @@ class SemanticModel:
             if not self._runs_only_while_constructing(function):
                 return store
         order, module = self.records.program_order, self.summary.module
-        for change in self.records.module_attribute_changes.get(owner, ()) if reader is not None else ():
+        for change, others in self.records.module_attribute_changes.get(owner, ()) if reader is not None else ():
             assert reader is not None
             # an object module code made is used by module code: only its later calls can reuse the program
             holder = change.node.value if isinstance(change.node, cst.Attribute) else None
             receiver = holder.value if isinstance(holder, cst.Name) else None
-            if order.goes_stale(change, module, False, reader, self._reaches, True, receiver):
+            if order.goes_stale(change, module, False, reader, self._reaches, True, receiver, others):
                 return change.node
         return None
 
@@ -683,10 +683,13 @@ class SemanticModel:
         receiver = at_receiver(node.func)
         if receiver is None:
             return None
-        param = self._parameter(self.value_of(receiver))
-        if isinstance(receiver, cst.Name) and param is not None and param.name == receiver.value and self.is_ref(receiver):
-            return None  # the Ref itself, not a value loaded from it (`x = x_ref[...]`)
+        if isinstance(receiver, cst.Name) and self.is_ref(receiver) and not self._loaded(receiver.value):
+            return None  # the Ref (a parameter, `x_ref, o_ref = refs`, `out = o_ref`), not a value loaded from it
         return receiver
+
+    def _loaded(self, name: str) -> bool:
+        """Whether `name` is assigned an item read somewhere in the module (`x = x_ref[...]`): a value, not a Ref."""
+        return any(name in names and isinstance(value, cst.Subscript) for names, value in self.records.name_assignments)
 
 
 def _varying_argument(call: cst.Call, callee: FunctionSummary, bound: int, parameter: str) -> bool:

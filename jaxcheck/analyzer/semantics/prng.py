@@ -144,6 +144,10 @@ class _Evidence:
 
     def visit_Call(self, node: cst.Call) -> None:
         name = self.call_name(node)
+        if name in _TABLE_READERS:  # `len(rngs)`, `print(list(rngs))`: a look, no change
+            for arg in node.args:
+                if isinstance(arg.value, cst.Name):
+                    self._name_reads[arg.value.value] -= 1
         if jax_api.is_random_call(name) and name not in jax_api.KEYLESS_RANDOM:
             argument = _key_argument(node)
             if isinstance(argument, cst.Name):
@@ -168,6 +172,15 @@ class _Evidence:
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if isinstance(node.value, cst.Name) and _string_item(node) is not None:
             self._name_reads[node.value.value] -= 1  # `rngs["noise"]`: an item read
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        for operand in (node.left, *(comparison.comparator for comparison in node.comparisons)):
+            if isinstance(operand, cst.Name):
+                self._name_reads[operand.value] -= 1  # `"noise" not in rngs`: a look, no change
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.attr.value in _TABLE_VIEWS:
+            self._name_reads[node.value.value] -= 1  # `rngs.keys()`: a look, no change
 
     def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
         if isinstance(node.slice, cst.Index) and isinstance(node.slice.value, cst.Name):
@@ -469,7 +482,7 @@ class _Analysis:
             for held in (*receiver, *(arg.value for arg in node.args)):
                 if isinstance(held, cst.Name):
                     _forget_items(held.value, state)
-            if not jax_api.is_random_call(name):  # `advance()` may change what a global object holds
+            if name is None or name.split(".", 1)[0] not in _LIBRARIES:  # `advance()` may change a global object
                 for item in [k for k in state if _root_name(k) != k and _root_name(k) not in self.local_names]:
                     del state[item]
         if isinstance(node.func, cst.Name) and node.func.value in self.partials:
@@ -685,6 +698,14 @@ def _key_argument(node: cst.Call) -> cst.BaseExpression | None:
             return arg.value
     first = node.args[0] if node.args else None
     return first.value if first is not None and first.keyword is None and not first.star else None
+
+
+_TABLE_VIEWS = frozenset({"keys", "values", "items", "get"})
+"""Methods of a dict that read it without changing it."""
+_TABLE_READERS = frozenset({f"builtins.{name}" for name in ("len", "list", "sorted", "print", "repr", "str", "isinstance")})
+"""Builtins that read a dict without changing it."""
+_LIBRARIES = frozenset({"jax", "numpy", "builtins", "math", "functools", "operator", "logging", "optax", "flax", "equinox"})
+"""Top-level packages whose functions never reach into a project's objects to store new keys."""
 
 
 def _string_item(node: cst.BaseExpression | None) -> tuple[str, str] | None:

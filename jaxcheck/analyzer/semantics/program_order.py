@@ -68,17 +68,18 @@ class ProgramOrder:
         return self._transformed.get((scope, name))
 
     def goes_stale(self, change: ChangeSite, owner: str, runs_later: bool, reader: str, reaches: Reaches,
-                   module_level: bool = False, receiver: str | None = None) -> bool:
+                   module_level: bool = False, receiver: str | None = None, others: frozenset[str] = frozenset()
+                   ) -> bool:
         """Whether `change` to a variable of scope `owner` can make `reader`'s compiled program stale;
         `runs_later`: `reader` may also run after `owner`'s code has finished (a module-level variable
         read by a function other modules may call). Module code (`module_level`) that calls something
         the model cannot name after the change may call `reader` again. With `receiver` (the change
-        stores an attribute of the object that variable holds), only calls that pass that object (as
-        the receiver or an argument) use it."""
+        stores an attribute of the object that variable holds), a call that passes only `others` (other
+        variables holding objects of its class), not `receiver`, does not use it."""
         if change.scope != owner:
             return True
         events = [e for e in self._events.get(owner, {}).values()
-                  if reaches(e.callee, reader) and (receiver is None or _passes(e.node, receiver))]
+                  if reaches(e.callee, reader) and (receiver is None or _may_use(e.node, receiver, others))]
         traced_before = any(e.order < change.order or _share_loop(e.loops, change.loops) for e in events)
         if not traced_before:
             return False
@@ -100,15 +101,17 @@ class ProgramOrder:
         return next((e for e in events if e.order < change.order or _share_loop(e.loops, change.loops)), None)
 
 
-def _passes(node: cst.CSTNode | None, name: str) -> bool:
-    """Whether call `node` passes the object variable `name` holds: `name.method(...)` or `f(name, ...)`."""
+def _may_use(node: cst.CSTNode | None, name: str, others: frozenset[str]) -> bool:
+    """Whether call `node` may use the object variable `name` holds: it passes it (`name.act(...)`,
+    `f(name)`), or passes none of `others` (`run_episode()` may read a global `name`)."""
     if not isinstance(node, cst.Call):
         return True  # unknown: it may
     func = node.func
     while isinstance(func, cst.Attribute):
         func = func.value
-    return isinstance(func, cst.Name) and func.value == name or any(
-        isinstance(arg.value, cst.Name) and arg.value.value == name for arg in node.args)
+    passed = {func.value} if isinstance(func, cst.Name) else set()
+    passed |= {arg.value.value for arg in node.args if isinstance(arg.value, cst.Name)}
+    return name in passed or not passed & others
 
 
 def _share_loop(first: tuple[int, ...], second: tuple[int, ...]) -> bool:

@@ -100,9 +100,11 @@ class ModuleRecords:
     attribute_changes: dict[tuple[str, str], list[tuple[cst.CSTNode, str]]] = field(default_factory=dict)
     """Per (class key, attribute), the stores outside a constructor, in a function (a method such as
     `set_base`, `cls.scale *= f` in a classmethod, `obj.attr = v` in a helper), with that function's key."""
-    module_attribute_changes: dict[tuple[str, str], list[ChangeSite]] = field(default_factory=dict)
-    """Per (class key, attribute), the stores module code makes (`agent.epsilon = 0.1` on `agent = Agent()`):
-    program order tells whether one falls between calls that reuse a compiled program reading it."""
+    module_attribute_changes: dict[tuple[str, str], list[tuple[ChangeSite, frozenset[str]]]] = field(default_factory=dict)
+    """Per (class key, attribute), the stores module code makes (`agent.epsilon = 0.1` on `agent = Agent()`),
+    each with the other module variables then holding objects of that class: program order tells whether
+    a store falls between calls that reuse a compiled program reading it (calls that pass only another of
+    those objects do not count)."""
     receiver_reads: set[int] = field(default_factory=set)
     """Attribute reads through a method's own `self`/`cls` or through a class name (`Model.scale`)."""
     identity_hashed: set[str] = field(default_factory=set)

@@ -333,15 +333,11 @@ class Solution:
     def runs_from_elsewhere(self, key: str, own: Container[str]) -> bool:
         """Whether code outside `own` (a module's functions and the key of its module-level code) may
         run function `key`: a function or the module-level code of another module calls it, directly or
-        through other functions, or a method does (its callers, through objects, may not be visible)."""
+        through other functions."""
         callers = self._callers()
         seen, pending = {key}, [key]
         while pending:
-            current = pending.pop()
-            function = self.functions.get(current)
-            if function is not None and function.parent is None and function.positional[:1] in (("self",), ("cls",)):
-                return True
-            for caller in callers.get(current, ()):
+            for caller in callers.get(pending.pop(), ()):
                 if caller not in own:
                     return True
                 if caller not in seen:

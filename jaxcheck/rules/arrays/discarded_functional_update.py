@@ -48,6 +48,9 @@ class DiscardedFunctionalUpdate(Rule):
     summary = "`x.at[i].set(v)` as a bare statement: the updated array is thrown away"
 
     VALID = (
+        Valid("import jax\nimport jax.numpy as jnp\nfrom jax.experimental import pallas as pl\ndef kernel(*refs):\n"
+              "    x_ref, o_ref = refs\n    o_ref[...] = x_ref[...]\n    o_ref.at[0:2].set(jnp.zeros(2))\n"
+              "out = pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((4,), jnp.float32))(jnp.ones(4))\n"),
         # A Pallas Ref's `.at[...]` is a view of the Ref: `.set(v)` on it writes in place (checked under JAX
         # 0.10.2, interpret mode: the output holds the written values).
         Valid("import jax\nimport jax.numpy as jnp\nfrom jax.experimental import pallas as pl\ndef kernel(x_ref, o_ref):\n"

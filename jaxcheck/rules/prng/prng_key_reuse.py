@@ -212,6 +212,10 @@ class PrngKeyReuse(Rule):
               "        y = jax.random.normal(key, x.shape) + jax.random.normal(k, x.shape)\n    return y\n"),
     )
     INVALID = (
+        # Looking at a table (`in`, `len`, `.keys()`) changes nothing in it.
+        Invalid("import jax\ndef add_noise(x, rngs):\n    if 'noise' not in rngs or not len(rngs):\n        return x\n"
+                "    a = x + jax.random.normal(rngs['noise'], x.shape)\n    b = x + jax.random.normal(rngs['noise'], x.shape)\n"
+                "    return a, b\n", 6, 13, "rngs['noise']"),
         Invalid("import jax\ndef show(key):\n    print(key)\n    return jax.random.normal(key, (2,))\ndef main(key):\n"
                 "    a = show(key)\n    return a, jax.random.normal(key, (2,))\n", 7, 15),
         Invalid("import jax\nclass Trainer:\n    def __init__(self, seed):\n        self.rng = jax.random.key(seed)\n"
