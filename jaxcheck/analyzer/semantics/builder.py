@@ -106,8 +106,6 @@ _OBJECT_FACTORIES = {
 _SEEDED_BY_ARGUMENT = frozenset({"numpy.random.default_rng", "numpy.random.RandomState"})
 """Generator factories whose first argument (or `seed=`) is the seed; without one they seed from entropy."""
 _PATH_METHODS = frozenset({"joinpath", "with_name", "with_suffix", "with_stem", "resolve", "absolute", "expanduser"})
-_PURE_PREFIXES = ("jax.", "builtins.", "numpy.", "math.", "logging.")
-"""Callables that never replace what a container passed to them holds."""
 _BRANCH = " branch"
 """A function environment's entry for the code being read: what a new array operation there depends on,
 `StagedDep(function)` guarded like every value of the environment when a test narrows the branch (two of
@@ -873,7 +871,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         return receiver.instance is not None
 
     def _record_transformed_attribute(self, target: cst.Attribute, value: cst.BaseExpression) -> None:
-        slot = self._own_attribute(target)
+        slot = self._attribute_owner(target)
         if slot is None:
             return
         wrapped = argument(value, 0, ("fun", "f")) if isinstance(value, cst.Call) else None
@@ -883,14 +881,6 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             self._transformed_attributes[slot] = method
         else:
             self._transformed_attributes.pop(slot, None)
-
-    def _own_attribute(self, node: cst.BaseExpression) -> tuple[str, str] | None:
-        """(class key, attribute) for `self.attr` in a method of a class of this module."""
-        scope = self.scope.function_scope()
-        if not (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)) or scope.class_scope is None \
-                or node.value.value != scope.self_name:
-            return None
-        return scope.class_scope.key, node.attr.value
 
     def _origin_of(self, value: cst.BaseExpression) -> CallableOrigin:
         loops = tuple(self._loops)
@@ -1481,7 +1471,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                     self._note_probe(arg.value)
         if name in TREE_MAPS and node.args and node.args[0].keyword is None and not node.args[0].star:
             self._tree_map_edge(node, args)
-        if name is None or not name.startswith(_PURE_PREFIXES):
+        if name is None or not name.startswith(jax_api.PURE_CALL_PREFIXES):
             for arg in node.args:  # `to_numpy(params)` may replace what `params` holds
                 self._forget_structure(arg.value)
         staged = UNKNOWN if self._eager_blocks.get(self._function_key) else self._staged_here()
@@ -1518,7 +1508,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                 call_args, values = self._apply_arguments(node.args, args)
                 return self._local_call(node, chosen, values, 1, call_args)
             return self._local_call(node, method, args, 1)
-        slot = self._own_attribute(node.func)
+        slot = self._attribute_owner(node.func)
         if slot is not None and slot in self._transformed_attributes:  # `self._act(q)`: the jitted method runs
             self.records.transformed_calls.add(id(node))
             return self._local_call(node, self._transformed_attributes[slot], args, 1)

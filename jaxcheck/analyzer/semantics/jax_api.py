@@ -267,6 +267,8 @@ def is_array_call(qualified_name: str) -> bool:
     return qualified_name not in STATIC_RESULT_CALLS and qualified_name not in LAX_BODIES
 
 
+PURE_CALL_PREFIXES = ("jax.", "builtins.", "numpy.", "math.", "logging.")
+"""Callables that never change the objects passed to them, nor reach into a project's objects."""
 STOP_GRADIENT = "jax.lax.stop_gradient"
 NON_ARRAY_RESULT_CALLS = frozenset(
     {f"jax.numpy.{name}" for name in (

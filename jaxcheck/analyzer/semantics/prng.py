@@ -482,7 +482,7 @@ class _Analysis:
             for held in (*receiver, *(arg.value for arg in node.args)):
                 if isinstance(held, cst.Name):
                     _forget_items(held.value, state)
-            if name is None or name.split(".", 1)[0] not in _LIBRARIES:  # `advance()` may change a global object
+            if name is None or not name.startswith(jax_api.PURE_CALL_PREFIXES):  # `advance()` may change a global object
                 for item in [k for k in state if _root_name(k) != k and _root_name(k) not in self.local_names]:
                     del state[item]
         if isinstance(node.func, cst.Name) and node.func.value in self.partials:
@@ -704,8 +704,6 @@ _TABLE_VIEWS = frozenset({"keys", "values", "items", "get"})
 """Methods of a dict that read it without changing it."""
 _TABLE_READERS = frozenset({f"builtins.{name}" for name in ("len", "list", "sorted", "print", "repr", "str", "isinstance")})
 """Builtins that read a dict without changing it."""
-_LIBRARIES = frozenset({"jax", "numpy", "builtins", "math", "functools", "operator", "logging", "optax", "flax", "equinox"})
-"""Top-level packages whose functions never reach into a project's objects to store new keys."""
 
 
 def _string_item(node: cst.BaseExpression | None) -> tuple[str, str] | None:
