@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ import pytest
 from conftest import make_package
 
 from jaxcheck import check_paths
+from jaxcheck.analyzer.config import Configuration
+from jaxcheck.analyzer.engine import Linter
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 
@@ -146,3 +149,67 @@ def test_a_store_after_the_modules_last_call_goes_stale_only_when_another_module
     (root / "pkg" / "use.py").write_text("from pkg.stats import normalize\n\ndef run(x):\n    return normalize(x)\n")
     report = check_paths([root / "pkg" / "stats.py"])  # an importer may call it after `mean = None`
     assert [(d.code, d.range.start.line) for d in report.diagnostics] == [("JAX101", 9)]
+
+
+ENERGY = """
+    import jax.numpy as jnp
+
+    def kinetic(v):
+        return 0.5 * jnp.sum(v ** 2)
+
+    def count(v):
+        return len(v)
+"""
+RESCALE = """
+    import jax
+    from pkg import energy
+
+    @jax.jit
+    def rescale(v):
+        ke = energy.kinetic(v)
+        if ke > 1.0:
+            v = v / 2
+        if energy.count(v) > 1:
+            v = v * 2
+        return v * float(ke)
+"""
+
+
+def test_what_a_helper_of_another_module_returns_from_a_tracer_is_traced(tmp_path: Path):
+    """`energy.kinetic(v)` returns an array computed from the tracer: branching on it raises, as it
+    does for a helper of the same module; `len(v)` is a Python int, traced or not."""
+    root = make_package(tmp_path, {"energy.py": ENERGY, "physics.py": RESCALE})
+    assert _codes(check_paths([root]), "physics.py") == [("JAX301", 8), ("JAX302", 12)]
+    (root / "pkg" / "__init__.py").write_text("from .energy import kinetic\n")  # through a re-export
+    (root / "pkg" / "physics.py").write_text(textwrap.dedent(RESCALE).replace("energy.kinetic", "pkg.kinetic")
+                                             .replace("from pkg import energy", "import pkg\nfrom pkg import energy"))
+    assert _codes(check_paths([root]), "physics.py") == [("JAX301", 9), ("JAX302", 13)]
+
+
+def test_a_cached_caller_is_linted_again_when_the_helper_of_another_module_changes_what_it_returns(tmp_path: Path):
+    root = make_package(tmp_path, {"pick.py": "def pick(a, b):\n    return a\n",
+                                   "step.py": "import jax\nfrom pkg.pick import pick\n\n@jax.jit\ndef step(v):\n"
+                                              "    if pick(v, 1.0) > 0:\n        v = -v\n    return v\n"})
+    cache = tmp_path / "cache"
+    assert _codes(Linter(Configuration()).check_paths([root], cache_dir=cache), "step.py") == [("JAX301", 6)]
+    (root / "pkg" / "pick.py").write_text("def pick(a, b):\n    return b\n")
+    assert _codes(Linter(Configuration()).check_paths([root], cache_dir=cache), "step.py") == []
+    (root / "pkg" / "pick.py").write_text("def pick(a, b):\n    return a\n")
+    assert _codes(Linter(Configuration()).check_paths([root / "pkg" / "step.py"], cache_dir=cache),
+                  "step.py") == [("JAX301", 6)]
+
+
+def test_checking_one_file_knows_what_the_functions_it_imports_do(tmp_path: Path):
+    """A pre-commit hook or an editor checks the changed file alone: what it reads of the modules it
+    imports (a helper that draws from its key, through a re-export) is read from them, so it gets the
+    findings of a whole-project run."""
+    root = make_package(tmp_path, {
+        "helpers.py": "import jax\n\ndef noise(key, shape):\n    return jax.random.normal(key, shape)\n",
+        "train.py": "from pkg import noise\n\ndef run(key):\n    return noise(key, (3,)) + noise(key, (3,))\n",
+    })
+    (root / "pkg" / "__init__.py").write_text("from .helpers import noise\n")
+    train = root / "pkg" / "train.py"
+    assert _codes(check_paths([root]), "train.py") == [("JAX401", 4)]
+    assert _codes(check_paths([train]), "train.py") == [("JAX401", 4)]
+    in_editor = Linter(Configuration()).check_file_in_project(train, train.read_bytes())
+    assert [(d.code, d.range.start.line) for d in in_editor.diagnostics] == [("JAX401", 4)]

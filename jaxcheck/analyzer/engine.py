@@ -35,6 +35,7 @@ from jaxcheck.analyzer.project import (
     ModuleName, Stamp, common_folder, imported_modules, module_name_for, project_root, project_texts,
 )
 from jaxcheck.analyzer.registry import selected_codes
+from jaxcheck.analyzer.semantics.locality import named_elsewhere
 from jaxcheck.analyzer.semantics.solver import SignatureParts, Solution, findings_part, solve
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
 from jaxcheck.analyzer.source import SourceDecodeError, decode_source, encode_source, source_lines
@@ -378,7 +379,8 @@ class Linter:
             outcome = analysis
         else:
             finder = self._finder(root)
-            summaries = [analysis.summary, *self._importer_summaries(root, finder, {path: module}, walk_max_age)]
+            summaries = [analysis.summary, *self._importer_summaries(root, finder, {path: module}, walk_max_age,
+                                                                     named_by=[analysis.summary])]
             outcome = self.lint(analysis, self._solve_for(path, summaries))
         return CheckReport(_deduplicated(outcome.diagnostics), list(outcome.errors), 1)
 
@@ -452,9 +454,9 @@ class Linter:
             summaries = [o.summary for o in outcomes.values() if o.summary is not None]
             modules = {path: t.module for path, t in tasks.items()}
             if index is not None and others is not None:
-                importer_summaries = self.indexed_importer_summaries(index, others, modules)
+                importer_summaries = self.indexed_importer_summaries(index, others, modules, named_by=summaries)
             else:
-                importer_summaries = self._importer_summaries(root, finder, modules)
+                importer_summaries = self._importer_summaries(root, finder, modules, named_by=summaries)
             summaries += importer_summaries
             solution = None
             parts: dict[Path, SignatureParts] = {}
@@ -529,9 +531,10 @@ class Linter:
         return ResultCache(directory, fingerprint(__version__, self.settings.model_dump_json(), codes, self.noqa))
 
     def _importer_summaries(self, root: Path, finder: FileFinder, checked: dict[Path, ModuleName],
-                            walk_max_age: float = 0.0) -> list[ModuleSummary]:
-        """Summaries of project modules outside the checked set that import a checked module, and of the
-        `conftest.py` files pytest loads before a checked file (they may enable x64 for it). Texts and
+                            walk_max_age: float = 0.0, named_by: Sequence[ModuleSummary] = ()) -> list[ModuleSummary]:
+        """Summaries of project modules outside the checked set that import a checked module, of the
+        `conftest.py` files pytest loads before a checked file (they may enable x64 for it), and of the
+        modules whose functions the summaries `named_by` name (see :func:`named_elsewhere`). Texts and
         summaries are kept per process while files are unchanged, so checking many files one by one
         (flake8, pre-commit) reads the project once."""
         known = {real_path(path) for path in checked}
@@ -542,19 +545,23 @@ class Linter:
             if scanned is None or scanned[0] != stamp:
                 scanned = _IMPORTS[path] = (stamp, frozenset(imported_modules(text, module.package)))
             candidates[path] = (module, scanned[1])
-        summaries = []
-        found = importers((m.name for m in checked.values()), candidates)
-        for path in [*found, *_ancestor_conftests(known, candidates, found)]:
+
+        def load(path: Path) -> ModuleSummary | None:
             stamp, module, text = texts[path]
             key = (path, stamp, self.profile(path).settings.extra_jit_decorators)
             summary = _IMPORTER_SUMMARIES.get(key)
             if summary is None:
                 analysis = self.analyze(str(path), encode_source(text), module)
                 if not isinstance(analysis, Analysis):
-                    continue
+                    return None
                 summary = _IMPORTER_SUMMARIES[key] = analysis.summary
-            summaries.append(summary)
-        return summaries
+            return summary
+
+        found = importers((m.name for m in checked.values()), candidates)
+        summaries = [summary for path in [*found, *_ancestor_conftests(known, candidates, found)]
+                     if (summary := load(path)) is not None]
+        modules = {path: module.name for path, (_, module, _) in texts.items()}
+        return [*summaries, *named_elsewhere(named_by, summaries, modules, load)]
 
 
     def _project_files(self, root: Path, finder: FileFinder, tasks: dict[Path, FileTask]) -> dict[Path, ProjectFile]:
@@ -572,21 +579,19 @@ class Linter:
         return files
 
     def indexed_importer_summaries(self, index: ProjectIndex, others: dict[Path, ProjectFile],
-                                    checked: dict[Path, ModuleName],
-                                    own_keys: dict[Path, str] | None = None) -> list[ModuleSummary]:
+                                    checked: dict[Path, ModuleName], own_keys: dict[Path, str] | None = None,
+                                    named_by: Sequence[ModuleSummary] = ()) -> list[ModuleSummary]:
         """:meth:`_importer_summaries` through the project index: imports and summaries of unchanged
         files come from the cache folder; only new or changed importers (and ancestor `conftest.py`
-        files) are parsed. `own_keys` are the keys of the files among `others` whose own result entry
-        (which holds the summary) this run has stored."""
+        files, and named modules) are parsed. `own_keys` are the keys of the files among `others` whose
+        own result entry (which holds the summary) this run has stored."""
         candidates = {}
         for path, file in others.items():
             imports = index.imports(file)
             if imports is not None:
                 candidates[path] = (file.module, imports)
-        summaries = []
-        found = importers((m.name for m in checked.values()), candidates)
-        known = {real_path(path) for path in checked}
-        for path in [*found, *_ancestor_conftests(known, candidates, found)]:
+
+        def load(path: Path) -> ModuleSummary | None:
             file = others[path]
             variant = self.summary_settings(path)
             own = index.cache.load(own_keys[path]) if own_keys is not None and path in own_keys else None
@@ -594,11 +599,17 @@ class Linter:
             if summary is None:
                 analysis = self.analyze(str(path), file.data, file.module)
                 if not isinstance(analysis, Analysis):
-                    continue
+                    return None
                 summary = analysis.summary
                 index.store_summary(file, summary, variant)
-            summaries.append(summary)
-        return summaries
+            return summary
+
+        found = importers((m.name for m in checked.values()), candidates)
+        known = {real_path(path) for path in checked}
+        summaries = [summary for path in [*found, *_ancestor_conftests(known, candidates, found)]
+                     if (summary := load(path)) is not None]
+        modules = {path: file.module.name for path, file in others.items()}
+        return [*summaries, *named_elsewhere(named_by, summaries, modules, load)]
 
     def summary_settings(self, path: Path) -> str:
         """What of a file's settings its summary depends on (in the index's keys)."""

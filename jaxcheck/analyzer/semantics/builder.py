@@ -1569,9 +1569,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                 return Value(NO_DEPS, NUMPY_ARRAY)  # `np.eye(4)`: a concrete NumPy array
             if name.startswith(_EXTERNAL_PREFIXES):
                 return UNKNOWN
-            self._record_edge(node, name, args, 0)
-            # `optax.global_norm(g)`, or a function of another project module (whose summary may say what it returns)
-            return replace(_opaque(args), returned=Returned(name))
+            return self._project_call(node, name, args)
         self_method = self._method_key(node.func)
         if self_method is not None:
             self.records.call_names.setdefault(id(node), self_method)  # `self.m(...)` calls this module's `m`
@@ -1666,6 +1664,18 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         unless, absent, truthy = self._branch_guard()
         call = CallDep(self._function_key, key, arguments, unless=unless, absent=absent, truthy=truthy)
         return Value(frozenset({call}), returned=Returned(key))
+
+    def _project_call(self, node: cst.Call, name: str, args: list[Value]) -> Value:
+        """A call of `name`, maybe a function of another project module (`energy.kinetic(v)`), maybe a
+        library's (`optax.global_norm(g)`): opaque, and also what the project function returns from these
+        arguments when the solve knows `name` as one (a name it does not know returns nothing traced)."""
+        arguments = self._record_edge(node, name, args, 0)
+        opaque = _opaque(args)
+        if not opaque.deps:
+            return replace(opaque, returned=Returned(name))
+        unless, absent, truthy = self._branch_guard()
+        call = CallDep(self._function_key, name, arguments, unless=unless, absent=absent, truthy=truthy)
+        return Value(opaque.deps | {call}, returned=Returned(name))
 
     def _staged_here(self) -> Value:
         """What the result of an array operation at this point depends on (see `_BRANCH`)."""

@@ -31,14 +31,21 @@ def linked_names(summary: ModuleSummary) -> set[str]:
     return {name for group in link_groups(summary) for name in group}
 
 
+def returned_names(function: FunctionSummary) -> list[str]:
+    """The names what `function` returns depends on: functions whose parameters or operations it holds,
+    functions it calls (with what their arguments depend on)."""
+    names = _dep_names(function.returns)
+    for element in function.return_elements or ():
+        names += _dep_names(element)
+    return names
+
+
 def edge_group(caller: str, callee: str, arguments: CallArguments) -> list[str]:
     return [caller, callee, *_argument_names(arguments)]
 
 
 def _function_group(function: FunctionSummary) -> list[str]:
-    names = [function.key, *([function.parent] if function.parent else []), *_dep_names(function.returns)]
-    for element in function.return_elements or ():
-        names += _dep_names(element)
+    names = [function.key, *([function.parent] if function.parent else []), *returned_names(function)]
     names += [leaf.callee for leaf in function.array_leaves if leaf.callee is not None]
     for _, arguments in function.called_params:
         names += _argument_names(arguments)

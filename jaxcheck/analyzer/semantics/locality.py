@@ -14,11 +14,13 @@ modules alone, and the rest of the project keeps its solved facts.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Container, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
+from typing import TypeVar
 
 from jaxcheck.analyzer.semantics.solver import Solution, resolve_target, solve
-from jaxcheck.analyzer.semantics.links import edge_group, link_groups, linked_names
+from jaxcheck.analyzer.semantics.links import edge_group, link_groups, linked_names, returned_names
 from jaxcheck.analyzer.semantics.summary import FunctionSummary, ModuleSummary
 
 Resolve = Callable[[str], "str | None"]
@@ -231,6 +233,39 @@ class Unresolvable(Exception):
     several files share)."""
 
 
+File = TypeVar("File", bound=Hashable)
+
+
+def named_elsewhere(named_by: Sequence[ModuleSummary], included: Sequence[ModuleSummary], modules: Mapping[File, str],
+                    load: Callable[[File], ModuleSummary | None]) -> list[ModuleSummary]:
+    """The summaries of the modules whose functions the `named_by` summaries name, with those their
+    return values and array leaves come from (see :meth:`LazyProject.named_summaries`), loaded by `load`
+    from the files of `modules` (each with its module name), by module name; the modules of `named_by`
+    and `included` left out. A module name several files share, or a file that cannot be summarised,
+    ends the lookups of the summary that needs it: what they would find is not known."""
+    if not modules:
+        return []
+    files: dict[str, list[File]] = {}
+    for file, module in modules.items():
+        files.setdefault(module, []).append(file)
+    given = {summary.module: summary for summary in (*named_by, *included)}
+    loaders: dict[str, Callable[[], ModuleSummary | None]] = {
+        module: partial(load, paths[0]) for module, paths in files.items() if module not in given}
+    loaders.update({module: partial(_given, summary) for module, summary in given.items()})
+    shared = frozenset(module for module, paths in files.items() if len(paths) > 1 and module not in given)
+    lazy = LazyProject(loaders, shared)
+    for summary in named_by:
+        try:
+            lazy.named_summaries(summary)
+        except Unresolvable:
+            continue
+    return sorted((summary for summary in lazy.loaded() if summary.module not in given), key=lambda s: s.module)
+
+
+def _given(summary: ModuleSummary) -> ModuleSummary:
+    return summary
+
+
 class LazyProject:
     """Resolves names as the project solve does, over module summaries loaded only when a lookup
     needs them: `modules` maps each module of the solve to a loader of its summary (None: unusable);
@@ -274,9 +309,10 @@ class LazyProject:
 
     def named_summaries(self, summary: ModuleSummary) -> list[ModuleSummary]:
         """The summaries of the other modules whose functions `summary` (in place of its module's) names,
-        and of those their array leaves come from, with those resolving the names went through."""
+        and of those their return values and array leaves come from, with those resolving the names went
+        through."""
         now = self.overriding(summary)
-        pending = list(linked_names(summary))
+        pending = sorted(linked_names(summary))
         seen: set[str] = set()
         while pending:
             name = pending.pop()
@@ -285,6 +321,7 @@ class LazyProject:
             function = now.function(key) if key is not None and key not in summary.functions else None
             if function is not None:
                 pending += [leaf.callee for leaf in function.array_leaves if leaf.callee is not None]
+                pending += returned_names(function)
         return [loaded for loaded in now.loaded() if loaded.module != summary.module]
 
     def function(self, key: str) -> FunctionSummary | None:

@@ -19,7 +19,7 @@ from jaxcheck.analyzer.semantics.prng import CarryShape, KeyReuse, find_key_reus
 from jaxcheck.analyzer.semantics.scopes import BindingKind
 from jaxcheck.analyzer.semantics.shapes import OutOfBounds, out_of_bounds
 from jaxcheck.analyzer.semantics.solver import (
-    ARRAY_LEAVES, CALLERS, DRAWS, ELSEWHERE, REACHES, STAGED_ROOT, X64, ChainLink, FunctionTrace, Solution,
+    ARRAY_LEAVES, CALLERS, DRAWS, ELSEWHERE, REACHES, RETURNS, STAGED_ROOT, X64, ChainLink, FunctionTrace, Solution,
 )
 from jaxcheck.analyzer.semantics.summary import CallEdge, FunctionSummary, ModuleSummary, TraceSpec
 from jaxcheck.analyzer.semantics.values import (
@@ -34,8 +34,12 @@ from jaxcheck.analyzer.semantics.values import (
     SEEDED_GENERATOR,
     PYTHON_CONTAINER,
     UNKNOWN,
+    CallDep,
+    Dep,
+    Deps,
     ParamDep,
     Value,
+    nested_deps,
 )
 
 __all__ = ["FunctionTrace", "KeyReuse", "OutOfBounds", "SemanticModel", "TraceNote"]
@@ -61,7 +65,8 @@ class SemanticModel:
         self.reads: set[str] = set()
         """What this model has asked the solve beyond its own functions' facts (see
         `Solution.lint_signature`): the names it looked up (with the facet read), and `REACHES`,
-        `CALLERS` and `X64` questions."""
+        `CALLERS`, `RETURNS` and `X64` questions."""
+        self._asked_deps: set[Dep] = set()
 
     def _named(self, name: str, facet: str = "") -> FunctionSummary | None:
         """The project function `name` refers to, recorded in :attr:`reads` with the `facet` of it the
@@ -69,6 +74,26 @@ class SemanticModel:
         `ARRAY_LEAVES` lookups)."""
         self.reads.add(name + facet)
         return self.solution.function_named(name)
+
+    def _asked(self, deps: Deps) -> Deps:
+        """`deps`, about to be evaluated by the solve: the functions of other modules whose return
+        values they may hold (through what this module's functions return, too) are recorded in
+        :attr:`reads` (`RETURNS`), as what the solve says they return decides the answer."""
+        pending = [dep for dep in nested_deps(deps) if dep not in self._asked_deps]
+        while pending:
+            dep = pending.pop()
+            if dep in self._asked_deps:
+                continue
+            self._asked_deps.add(dep)
+            if not isinstance(dep, CallDep):
+                continue
+            own = self.summary.functions.get(dep.callee)
+            if own is None:
+                self.reads.add(dep.callee + RETURNS)
+                continue
+            for returned in (own.returns, *(own.return_elements or ())):
+                pending += nested_deps(returned)
+        return deps
 
     def _runs_from_elsewhere(self, function: str) -> bool:
         """`Solution.runs_from_elsewhere` for code outside this module (recorded in :attr:`reads`)."""
@@ -149,7 +174,7 @@ class SemanticModel:
     def is_traced(self, node: cst.BaseExpression) -> bool:
         """True when `node` evaluates to an abstract tracer on some traced path."""
         value = self.records.values.get(id(node))
-        return value is not None and bool(value.deps) and self.solution.is_traced(value.deps)
+        return value is not None and bool(value.deps) and self.solution.is_traced(self._asked(value.deps))
 
     def holds_tracer(self, node: cst.BaseExpression) -> bool:
         """True when `node` holds a tracer on some traced path: it is traced, flows from a parameter a
@@ -157,7 +182,7 @@ class SemanticModel:
         `net.apply(w, x)`) returned it given a value that holds one. Storing such a value outside the
         trace leaks it; branching on it is not provably wrong."""
         value = self.records.values.get(id(node))
-        return value is not None and bool(value.deps) and self.solution.holds_tracer(value.deps)
+        return value is not None and bool(value.deps) and self.solution.holds_tracer(self._asked(value.deps))
 
     def is_differentiated(self, node: cst.BaseExpression) -> bool:
         """True when `node` is computed from a parameter given a differentiating transform's tracer
@@ -551,7 +576,7 @@ class SemanticModel:
             return True
         value = self.value_of(target.value)
         param = self._parameter(value)
-        if param is None or not self.solution.is_traced(value.deps):
+        if param is None or not self.solution.is_traced(self._asked(value.deps)):
             return False
         if self.solution.certain_tracer(param):
             return True

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field, replace
 from jaxcheck.analyzer.semantics.jax_api import BATCHING_TRANSFORMS, CUSTOM_DERIVATIVES, DIFFERENTIATING
 from jaxcheck.analyzer.semantics.links import linked_names
 from jaxcheck.analyzer.semantics.summary import CallEdge, FunctionSummary, ModuleSummary, TraceRoot, TraceSpec
-from jaxcheck.analyzer.semantics.values import CallDep, Dep, Deps, OpaqueDep, ParamDep, StagedDep
+from jaxcheck.analyzer.semantics.values import (
+    CallDep, Dep, Deps, OpaqueDep, ParamDep, StagedDep, canonical_text, nested_deps,
+)
 
 NOTES_MARK = "# notes"
 """Separates the part of a solve signature that only the notes of findings depend on (the trace chains)."""
@@ -26,6 +28,8 @@ ELSEWHERE = "\0elsewhere"
 """Marks a lint's question whether code of another module may run one of its functions."""
 X64 = "\0x64"
 """Marks a lint's question whether some module of the project may turn on 64-bit mode."""
+RETURNS = "\0returns"
+"""Marks a lint's question whether a function of another module returns a tracer from its arguments."""
 DRAWS, STAGED_ROOT, ARRAY_LEAVES = "\0draws", "\0staged", "\0leaves"
 """Mark a lint's lookup of a function that reads only whether it draws from a key parameter, only whether
 a staging transform is applied to it directly, or only the arrays it returns (this one by key, following
@@ -199,6 +203,7 @@ class Solution:
     a result computed past such a cut depends on the path to it, so it is not memoized (the answers then
     do not depend on the order sets are walked in)."""
     _traces: dict[str, FunctionTrace | None] = field(default_factory=dict)
+    _return_texts: dict[str, str] = field(default_factory=dict)
     _callers_of: dict[str, set[str]] | None = None
 
     def forget_evaluations(self) -> None:
@@ -279,7 +284,8 @@ class Solution:
         functions are traced, which of them run repeatedly, receive JAX arrays or are called from other
         modules, and the trace chains its notes follow (per function); what the lint reads of the other
         modules' functions it names (their parameters, those that only probe or draw from their
-        argument, the arrays they return, whether a transform is applied to them) and which of its own
+        argument, the arrays they return, whether a transform is applied to them, what the ones it passes
+        values to return: see :meth:`_return_facts`) and which of its own
         functions calling them may run. Two solves with equal parts lint the module identically, notes
         included (given the same contents of the files the notes cite); `SignatureParts.text` is the
         whole signature."""
@@ -288,6 +294,8 @@ class Solution:
         links: dict[str, list[str]] = {}
         for key, line in (*self._named_function_facts(summary), *self._reached_from_elsewhere(summary)):
             links.setdefault(key, []).append(line)
+        for key in self._called_elsewhere(summary):
+            links.setdefault(key, []).append(self._return_facts(key))
         for key in sorted(own):
             if elsewhere := {caller for caller in callers.get(key, ()) if caller not in own}:
                 links[key] = [repr((key, "called from", sorted(elsewhere)))]
@@ -321,6 +329,9 @@ class Solution:
             elif read.endswith(ELSEWHERE):
                 key = read[: -len(ELSEWHERE)]
                 answers.append(repr((read, self.runs_from_elsewhere(key, {*own, summary.module}))))
+            elif read.endswith(RETURNS):
+                found = self._key_of(read[: -len(RETURNS)])
+                answers.append(repr((read, self._return_facts(found) if found is not None and found not in own else None)))
             elif read.endswith(REACHES):
                 name = read[: -len(REACHES)]
                 answers.append(repr((read, sorted(self._reached(name) & own.keys()))))
@@ -329,6 +340,15 @@ class Solution:
         facts = [text for text, _ in functions.values() if text]
         chains = [text for _, text in functions.values() if text]
         return "\n".join([*facts, *answers]) + f"\n{NOTES_MARK}\n" + "\n".join(chains)
+
+    def _called_elsewhere(self, summary: ModuleSummary) -> list[str]:
+        """The functions of other modules that `summary`'s calls pass values to: whether what such a
+        call returns is traced depends on what they return (see :meth:`_return_facts`)."""
+        own = summary.functions
+        keys = {key for edge in summary.edges
+                if any(edge.arguments.positional) or any(deps for _, deps in edge.arguments.keywords)
+                if (key := self._key_of(edge.callee)) is not None and key not in own}
+        return sorted(keys)
 
     def runs_from_elsewhere(self, key: str, own: Container[str]) -> bool:
         """Whether code outside `own` (a module's functions and the key of its module-level code) may
@@ -384,6 +404,34 @@ class Solution:
         binding = (function.positional, function.keyword_only, function.var_positional, function.var_keyword)
         return (binding if probes else (), sorted(function.inert_params), function.key_folds, sorted(function.draws),
                 sorted(map(repr, function.array_leaves)), self._staged_root(function.key))
+
+    def _return_facts(self, key: str) -> str:
+        """What deciding whether a call of function `key` returns a tracer reads (see `_call_traced`):
+        the signatures and return values of `key` and of the project functions its return value calls,
+        transitively, and how the other functions whose parameters or operations it depends on are
+        traced (memoized)."""
+        known = self._return_texts.get(key)
+        if known is not None:
+            return known
+        lines: list[str] = []
+        seen, pending = {key}, [key]
+        while pending:
+            function = self.functions[pending.pop()]
+            lines.append(canonical_text((function.key, function.positional, function.keyword_only,
+                                         function.var_positional, function.var_keyword, function.falsy_defaults,
+                                         function.returns, function.return_elements)))
+            for deps in (function.returns, *(function.return_elements or ())):
+                for dep in nested_deps(deps):
+                    if isinstance(dep, CallDep):
+                        callee = self._key_of(dep.callee)
+                        if callee is not None and callee not in seen:
+                            seen.add(callee)
+                            pending.append(callee)
+                    elif isinstance(dep, (ParamDep, StagedDep)) and dep.function != function.key:
+                        lines += self._function_facts(dep.function)
+        text = "\n".join(sorted(lines))
+        self._return_texts[key] = text
+        return text
 
     def _staged_root(self, key: str) -> bool:
         """Whether a staging transform is applied to function `key` directly."""
@@ -540,7 +588,8 @@ class Solution:
             return dep.name in self.holders.get(dep.function, ()) and (
                 not dep.guarded or any(context.admits(dep) for context in self.contexts.get(dep.function, {}).values()))
         if isinstance(dep, CallDep):
-            callee = self.functions.get(dep.callee)
+            key = self._key_of(dep.callee)
+            callee = self.functions.get(key) if key is not None else None
             if callee is None:
                 return False
             returned = {d.name for d in _returned(callee, dep) if isinstance(d, ParamDep) and d.function == callee.key}
@@ -582,7 +631,8 @@ class Solution:
         """Whether a call's result is traced: the callee's return value evaluated with the parameters
         that receive tracers from this call. Memoized on (callee, traced parameters, staged), so
         mutually recursive helpers cost one evaluation each; a cycle counts as not traced."""
-        callee = self.functions.get(dep.callee)
+        key = self._key_of(dep.callee)
+        callee = self.functions.get(key) if key is not None else None
         if callee is None or not callee.returns:
             return False
         traced = frozenset(
@@ -591,21 +641,21 @@ class Solution:
         tracers = traced & dep.arguments.arrays(callee)
         context = Context(traced, tracers, tracers | dep.arguments.present(callee), falsy=dep.arguments.falsy(callee))
         staged = self._dep_traced(StagedDep(dep.caller, dep.unless, dep.absent, dep.truthy), frame)
-        key = (dep.callee, context, staged, dep.index)
-        known = self._returns.get(key)
+        memo = (callee.key, context, staged, dep.index)
+        known = self._returns.get(memo)
         if known is not None:
             return known
-        if key in self._in_progress:
+        if memo in self._in_progress:
             self._cuts += 1
             return False
-        self._in_progress.add(key)
+        self._in_progress.add(memo)
         cuts = self._cuts
         try:
-            result = self._deps_traced(_returned(callee, dep), _Frame(dep.callee, context, staged))
+            result = self._deps_traced(_returned(callee, dep), _Frame(callee.key, context, staged))
         finally:
-            self._in_progress.discard(key)
+            self._in_progress.discard(memo)
         if self._cuts == cuts:
-            self._returns[key] = result
+            self._returns[memo] = result
         return result
 
 

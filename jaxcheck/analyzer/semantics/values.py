@@ -10,7 +10,7 @@ knows which functions are traced and which of their parameters carry tracers:
   a tracer exactly when `function` runs under a transform that stages every operation (jit, pmap, a
   lax body: omnistaging; not vmap alone, which traces only what it maps), in a way that reaches the
   branch the operation sits in;
-- :class:`CallDep` — the value is returned by a call to another function of the same module, with the
+- :class:`CallDep` — the value is returned by a call to another function of the project, with the
   arguments' dependencies bound to that function's parameters;
 - :class:`OpaqueDep` — the value is returned by a call the model cannot see into (another library, a
   method of an unknown object, a callable parameter) given other values: it holds a tracer whenever they
@@ -23,7 +23,8 @@ The model only ever reports values it can prove traced (the pyflakes promise).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Iterator
+from dataclasses import dataclass, fields, is_dataclass, replace
 from functools import lru_cache
 from typing import Protocol, TypeAlias, Union
 
@@ -420,3 +421,29 @@ def _unguarded_all(deps: Deps) -> Deps:
     if all(a is b for a, b in zip(plain, deps)):
         return deps
     return frozenset(plain)
+
+
+def canonical_text(value: object) -> str:
+    """A text of `value` (frozen dataclasses, sets, tuples and plain values nested) that is the same in
+    every process: `repr` orders a set of strings by hash, which differs between interpreters."""
+    if isinstance(value, (frozenset, set)):
+        return "{" + ",".join(sorted(map(canonical_text, value))) + "}"
+    if isinstance(value, (tuple, list)):
+        return "(" + ",".join(map(canonical_text, value)) + ")"
+    if is_dataclass(value) and not isinstance(value, type):
+        inner = ",".join(canonical_text(getattr(value, field.name)) for field in fields(value))
+        return f"{type(value).__name__}({inner})"
+    return repr(value)
+
+
+def nested_deps(deps: Deps) -> Iterator[Dep]:
+    """`deps` and the dependencies nested in them: the inputs of opaque calls, the arguments of calls."""
+    pending = list(deps)
+    while pending:
+        dep = pending.pop()
+        yield dep
+        if isinstance(dep, OpaqueDep):
+            pending += dep.inputs
+        elif isinstance(dep, CallDep):
+            for argument in (*dep.arguments.positional, *(deps for _, deps in dep.arguments.keywords)):
+                pending += argument
