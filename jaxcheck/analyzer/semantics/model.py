@@ -291,7 +291,7 @@ class SemanticModel:
                 continue
             runs_later = outer.module_level and reader is not None and self._runs_from_elsewhere(reader)
             if reader is None or order.goes_stale(change, outer.scope, runs_later, reader, self._reaches,
-                                                  outer.module_level):
+                                                  outer.module_level, elsewhere=self._runs_from_elsewhere):
                 return change
         return None
 

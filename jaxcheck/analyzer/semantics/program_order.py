@@ -7,7 +7,8 @@ with their bodies, and calls of names bound to a transform's result (`step = jax
 `step(x)`). A change (see :class:`ChangeSite`) makes a read by traced function `reader` stale when:
 
 - it runs in code other than the variable's own scope (a function that can run at any time: `def
-  set_rate(r): global rate`, a method mutating a module-level dict); or
+  set_rate(r): global rate`, a method mutating a module-level dict), unless that code provably runs
+  before anything may trace `reader` (a setter that only `main()` calls before training); or
 - it runs in the variable's own scope after a call there that may trace `reader` (or in a loop with
   such a call), and, for a function's local variable, before a later call there (or in that loop).
   Straight-line setup that finishes before any call is not staleness; nor is a store after the last call
@@ -68,16 +69,21 @@ class ProgramOrder:
         return self._transformed.get((scope, name))
 
     def goes_stale(self, change: ChangeSite, owner: str, runs_later: bool, reader: str, reaches: Reaches,
-                   module_level: bool = False, receiver: str | None = None, others: frozenset[str] = frozenset()
-                   ) -> bool:
+                   module_level: bool = False, receiver: str | None = None, others: frozenset[str] = frozenset(),
+                   elsewhere: Callable[[str], bool] | None = None) -> bool:
         """Whether `change` to a variable of scope `owner` can make `reader`'s compiled program stale;
         `runs_later`: `reader` may also run after `owner`'s code has finished (a module-level variable
         read by a function other modules may call). Module code (`module_level`) that calls something
         the model cannot name after the change may call `reader` again. With `receiver` (the change
         stores an attribute of the object that variable holds), a call that passes only `others` (other
-        variables holding objects of its class), not `receiver`, does not use it."""
+        variables holding objects of its class), not `receiver`, does not use it. A change to a
+        module-level variable in a function is stale unless, with `elsewhere` (whether code of another
+        module may run a function), it provably runs before anything may trace `reader` (see
+        :meth:`_before_any_trace`)."""
         if change.scope != owner:
-            return True
+            return not (module_level and elsewhere is not None
+                        and self._before_any_trace(change.scope, change.order, change.loops, owner, reader, reaches,
+                                                   elsewhere, frozenset()))
         events = [e for e in self._events.get(owner, {}).values()
                   if reaches(e.callee, reader) and (receiver is None or _may_use(e.node, receiver, others))]
         traced_before = any(e.order < change.order or _share_loop(e.loops, change.loops) for e in events)
@@ -89,6 +95,29 @@ class ProgramOrder:
             return True
         return any(e.order > change.order or _share_loop(e.loops, change.loops) for e in events)
 
+
+    def _before_any_trace(self, scope: str, order: int, loops: tuple[int, ...], owner: str, reader: str,
+                          reaches: Reaches, elsewhere: Callable[[str], bool], seen: frozenset[str]) -> bool:
+        """Whether the point `order` (inside `loops`) of `scope`'s code runs, every time it runs, before
+        anything may trace `reader`: nothing before it in `scope` may (no call that reaches `reader`, no
+        call the model cannot name), and `scope` is the module's code (`owner`: it runs once), or a
+        function only this module calls, each of whose calls is such a point; one that traces `reader`
+        itself after the point must be called once, outside any loop (`main()` setting a global from its
+        arguments, then training)."""
+        tracing = [e for e in self._events.get(scope, {}).values() if reaches(e.callee, reader)]
+        if any(e.order < order or _share_loop(e.loops, loops) for e in tracing) \
+                or any(other < order for other in self._unresolved.get(scope, ())):
+            return False
+        if scope == owner:
+            return True
+        if scope in seen or elsewhere(scope):
+            return False
+        sites = [(caller, e) for caller, events in self._events.items() for e in events.values() if e.callee == scope]
+        traces_after = any(e.order > order for e in tracing) or bool(self._unresolved.get(scope))
+        if not sites or (traces_after and (len(sites) > 1 or sites[0][1].loops)):
+            return False
+        return all(self._before_any_trace(caller, e.order, e.loops, owner, reader, reaches, elsewhere, seen | {scope})
+                   for caller, e in sites)
 
     def traced_before(self, change: ChangeSite, owner: str, reader: str, reaches: Reaches) -> CallEvent | None:
         """The first call of scope `owner` that may trace `reader` and runs before `change` (or in a loop

@@ -13,7 +13,6 @@ _OUTPUT_CALLS = {
     "builtins.print": "`print`",
     "builtins.open": "`open`",
     "builtins.input": "`input`",
-    "warnings.warn": "`warnings.warn`",
     "sys.stdout.write": "`sys.stdout.write`",
     "sys.stderr.write": "`sys.stderr.write`",
 }
@@ -26,7 +25,8 @@ class PrintInTracedFunction(Rule):
     ## What it does
     Finds output and I/O in code traced by `jax.jit`, `pmap`, `lax` bodies and other caching
     transforms: `print`, `logging` calls and logger methods, `open`, `sys.stdout`/`sys.stderr`
-    writes, `pathlib` writes and `warnings.warn`.
+    writes and `pathlib` writes. Not `warnings.warn`: Python shows a warning once per place anyway, so
+    warning while tracing (JAX's own idiom for a static shape or dtype) is what the user sees untraced.
 
     ## Why is this bad?
     Python side effects run while JAX traces the function, not when the compiled program runs. They
@@ -73,6 +73,10 @@ class PrintInTracedFunction(Rule):
     summary = "`print`, logging, `open()` and file writes in traced code run once while tracing, not per call"
 
     VALID = (
+        # A warning about a static shape, once per trace: Python shows it once per place anyway (checked
+        # under JAX 0.10.2: one warning for n=32, none for n=30).
+        Valid("import jax\nimport warnings\n@jax.jit\ndef dealias(u):\n    n = u.shape[-1]\n    if n % 3:\n"
+              "        warnings.warn(f'grid size {n} is not a multiple of 3')\n    return u\n"),
         # A branch under `if debug:` that every trace skips (a false default no call overrides) never
         # runs while tracing, nor does the helper it calls.
         Valid("import jax\ndef dump(x):\n    print('value', x)\n@jax.jit\ndef f(x, debug=False):\n"
@@ -156,8 +160,6 @@ class PrintInTracedFunction(Rule):
         Invalid("import jax\n@jax.jit\ndef f(x):\n    with open('out.txt', 'w') as fh:\n        fh.write('x')\n"
                 "    return x\n", 4, 10),
         Invalid("import jax\nimport sys\n@jax.jit\ndef f(x):\n    sys.stderr.write('tracing\\n')\n    return x\n", 5, 5),
-        Invalid("import jax\nimport warnings\n@jax.jit\ndef f(x):\n    warnings.warn('slow path')\n    return x\n",
-                5, 5),
         Invalid("import jax\nfrom pathlib import Path\n@jax.jit\ndef f(x):\n    Path('log.txt').write_text('hi')\n"
                 "    return x\n", 5, 5),
         Invalid("import jax\nfrom jax import lax\ndef body(c, x):\n    print('carry', c)\n    return c + x, x\n"

@@ -47,7 +47,9 @@ class StaleGlobalRead(Rule):
 
     A change counts only when it can happen after the function was first traced while its compiled
     program is still reused: in a function that can run at any time (`def set_rate(r): global rate`),
-    or in module (or enclosing-function) code between two calls that reach the traced function.
+    or in module (or enclosing-function) code between two calls that reach the traced function. A
+    function that provably runs before anything may trace the function is setup too: a setter only
+    `main()` calls, once, before training, or `main()` setting a global from its arguments first.
     Constants bound once, imports, functions and `typing.Final` names are never reported, nor setup
     that finishes before any call (straight-line module code, a finished module-level loop, a registry
     filled at import time), nor a store after the last call (for module code: unless another module
@@ -161,8 +163,20 @@ class StaleGlobalRead(Rule):
         Valid("import jax\nclass Wrapper:\n    def __init__(self, env):\n        self._env = env\n"
               "        def step(s):\n            return self._env.step(s)\n        self._step = jax.jit(step)\n"
               "    def run(self, s):\n        self._state = self._step(s)\n"),
+        # A setter (or `main()` itself) that runs once, before anything may trace the reader: setup.
+        Valid("import jax\nimport argparse\nLR = 0.1\n@jax.jit\ndef update(w):\n    return w - LR\ndef main():\n"
+              "    global LR\n    LR = argparse.ArgumentParser().parse_args().lr\n    w = 1.0\n    for _ in range(3):\n"
+              "        w = update(w)\nif __name__ == '__main__':\n    main()\n"),
+        Valid("import jax\nLR = 0.1\ndef set_lr(lr):\n    global LR\n    LR = lr\n@jax.jit\ndef update(w):\n"
+              "    return w - LR\ndef main():\n    set_lr(0.5)\n    for _ in range(3):\n        update(1.0)\nmain()\n"),
     )
     INVALID = (
+        # ...but not when it runs again, or after a call (checked under JAX 0.10.2: both calls print 0.9).
+        Invalid("import jax\nLR = 0.1\n@jax.jit\ndef update(w):\n    return w - LR\ndef main(lr):\n    global LR\n"
+                "    LR = lr\n    print(update(1.0))\nmain(0.1)\nmain(0.5)\n", 5, 16),
+        Invalid("import jax\nLR = 0.1\ndef set_lr(lr):\n    global LR\n    LR = lr\n@jax.jit\ndef update(w):\n"
+                "    return w - LR\ndef main():\n    print(update(1.0))\n    set_lr(0.5)\n    print(update(1.0))\n"
+                "if __name__ == '__main__':\n    main()\n", 8, 16),
         # A helper reading the global object, called between changes (checked under JAX 0.10.2: the action
         # never changes while epsilon decays).
         Invalid("import jax\nclass Agent:\n    def __init__(self):\n        self.epsilon = 1.0\n"
