@@ -447,10 +447,14 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             self._decorator_root(decorator.decorator, key)
             if isinstance(decorator.decorator, cst.Attribute) and decorator.decorator.attr.value == "defjvp":
                 self._custom_rule(decorator, qualified_name(self.scope, decorator.decorator.value), key, forward=False)
-            spec = self._transform_spec(decorator.decorator)
+            configured = self._configured_transform(decorator.decorator)
+            spec = self._spec(*configured) if configured is not None else None
             if spec is not None and self._records_transform_sites:
                 site = TransformSite(self._site_function, tuple(self._loops), origin, spec.caches)
                 self.records.transform_sites[id(decorator)] = site
+            unmapped = self._unmapped_spec(*configured, spec) if configured is not None and spec is not None else None
+            if unmapped is not None and isinstance(decorator.decorator, cst.Call):
+                self.records.unbatched_targets[id(decorator.decorator)] = (key, unmapped)
         if self.scope.kind is ScopeKind.CLASS and self.scope.key in self.flax_classes:
             compact = any(qualified_name(self.scope, d.decorator) == jax_api.FLAX_COMPACT for d in node.decorators)
             if compact or node.name.value in jax_api.FLAX_TRACED_METHODS:
@@ -1149,11 +1153,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         return self._is_parameter(owner, name) and id(self.scope.load(name)) not in self._folded_values
 
     def _note_probe(self, node: cst.BaseExpression) -> None:
-        """`node` is only probed here (`.shape`, `isinstance(node, ...)`, `node is None`, printed); probing
-        `jax.random.key_data(key)` probes `key`."""
-        if isinstance(node, cst.Call) and node.args and qualified_name(self.scope, node.func) in KEY_VIEWS:
-            self._note_probe(node.args[0].value)
-        elif isinstance(node, cst.Name):
+        """`node` is only probed here (`.shape`, `isinstance(node, ...)`, `node is None`, printed)."""
+        if isinstance(node, cst.Name):
             resolved = self.scope.resolve(node.value)
             if resolved is not None and self._reads_parameter(resolved[0], node.value):
                 self.parameter_use.probed(resolved[0].key, node.value)
@@ -1457,7 +1458,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                 self._note_draw(node, name)
             elif self._is_library(name) and _passes_key(node):  # a library call taking `key=` (`eqx.nn.Linear(2, 2, key=k)`) draws from it
                 self.records.random_scopes.add(self._function_key)
-            if name in PROBE_CALLS and node.args:
+            if (name in PROBE_CALLS or name in KEY_VIEWS) and node.args:
                 self._note_probe(node.args[0].value)
             elif name in FORMATTING_CALLS:
                 for arg in node.args:
@@ -1478,6 +1479,10 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         transform = self.transforms.get(name) if name is not None else None
         if transform is not None:
             self._transform_call(node, transform)
+            return UNKNOWN
+        configured = self._configured_transform(node.func) if isinstance(node.func, cst.Call) else None
+        if configured is not None and all(arg.keyword is not None for arg in configured[1]):
+            self._transform_call(node, *configured)  # `functools.partial(jax.vmap, in_axes=(0, None))(f)`
             return UNKNOWN
         if name in jax_api.HOST_CALLBACKS or name in jax_api.REF_KERNEL_CALLS:
             registry = self.records.host_functions if name in jax_api.HOST_CALLBACKS else self.records.ref_kernels
@@ -1787,16 +1792,19 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         self._add_root(method, (spec.without_first_argument() if applied else spec).binding(1))
         return True
 
-    def _transform_call(self, node: cst.Call, transform: jax_api.Transform) -> None:
+    def _transform_call(self, node: cst.Call, transform: jax_api.Transform, bound: Sequence[cst.Arg] = ()) -> None:
+        """`jax.jit(f, ...)`, or `partial(jax.jit, ...)(f)` with the `bound` arguments the partial gives."""
         self._root_site = (node, False)
         target = argument(node, 0, ("fun", "f"))
         if target is not None:
-            spec = self._spec(transform, node.args)
+            configuration = (*node.args, *bound)
+            spec = self._spec(transform, configuration)
             if not self._instance_target(target, self._called_spec(spec, node)):
                 self._register_target(target, self._called_spec(spec, node))
             self._note_transformed_param(target, self._called_spec(spec, node))
-            if transform.in_axes == "in_axes" and not transform.caches and spec.unbatched_positions:
-                self._record_unbatched(node, target, spec)
+            unmapped = self._unmapped_spec(transform, configuration, spec)
+            if unmapped is not None:
+                self._record_unbatched(node, target, unmapped)
             inner = self._callable_key(target) if self._in_function else None
             if inner is not None:  # `jax.grad(loss)(p)` inside a jitted body: `loss` runs under that jit too
                 self._add_edge(target, CallEdge(self._function_key, inner, CallArguments()))

@@ -29,8 +29,8 @@ FORMATTING_CALLS = frozenset(
 )
 """Calls that only format their arguments for output: a key printed or logged draws nothing."""
 KEY_VIEWS = frozenset({"jax.random.key_data", "jax.random.key_impl"})
-"""Calls whose result shows a key's data or implementation without drawing from it: probing, printing or
-logging that result probes the key."""
+"""Calls that read a key's data or implementation and never draw from it, whatever is done with the result
+(printed, logged, saved in a checkpoint): they probe the key."""
 TREE_MAPS = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"})
 """Calls that apply their first argument to each leaf of the trees after it: when that function only
 probes its parameter (`lambda y: isinstance(y, jax.Array)`), the trees are only probed."""

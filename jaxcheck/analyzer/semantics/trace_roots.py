@@ -7,6 +7,7 @@ records and function table while the one traversal runs.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import libcst as cst
 
@@ -48,21 +49,38 @@ class TraceRootReader:
     def _transform_spec(self, expression: cst.BaseExpression) -> TraceSpec | None:
         """The TraceSpec of a decorator-like expression: `jax.jit`, `jax.jit(static_argnums=...)`,
         `partial(jax.jit, static_argnames=...)`; None when it is not a transform."""
+        found = self._configured_transform(expression)
+        return None if found is None else self._spec(*found)
+
+    def _configured_transform(self, expression: cst.BaseExpression) -> tuple[jax_api.Transform, Sequence[cst.Arg]] | None:
+        """The transform a decorator-like expression applies, with the arguments that configure it."""
         name = qualified_name(self.scope, expression)
         if name is not None:
             transform = self.transforms.get(name)
-            return None if transform is None else self._spec(transform, ())
+            return None if transform is None else (transform, ())
         if not isinstance(expression, cst.Call):
             return None
         name = self.records.call_names.get(id(expression))
         if name in jax_api.PARTIAL and expression.args and not expression.args[0].keyword:
             inner = qualified_name(self.scope, expression.args[0].value)
             transform = self.transforms.get(inner) if inner is not None else None
-            return None if transform is None else self._spec(transform, expression.args[1:])
+            return None if transform is None else (transform, expression.args[1:])
         transform = self.transforms.get(name) if name is not None else None
         if transform is not None and not any(a.keyword is None and not a.star for a in expression.args):
-            return self._spec(transform, expression.args)
+            return transform, expression.args
         return None
+
+    @staticmethod
+    def _unmapped_spec(transform: jax_api.Transform, args: Sequence[cst.Arg], spec: TraceSpec) -> TraceSpec | None:
+        """`spec` with, as its unbatched positions, the arguments every example or device of the transform
+        gets the same value of (`vmap`'s `in_axes` None, untraced; `pmap`'s, traced); None when none are."""
+        if transform.in_axes == "in_axes" and not transform.caches:
+            return spec if spec.unbatched_positions else None
+        positions: set[int] = set()
+        for arg in args:
+            if transform.replicates is not None and arg.keyword is not None and arg.keyword.value == transform.replicates:
+                positions.update(unbatched_positions(arg.value) or ())
+        return replace(spec, unbatched_positions=frozenset(positions)) if positions else None
 
     def _spec(self, transform: jax_api.Transform, args: Sequence[cst.Arg], first_position: int = 0) -> TraceSpec:
         """Read static arguments and `in_axes` from a transform's arguments; `first_position` is the

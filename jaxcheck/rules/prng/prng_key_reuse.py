@@ -18,7 +18,8 @@ class PrngKeyReuse(Rule):
     same key, a use after `jax.random.split(key)` without rebinding `key`, a consumption inside a loop
     of a key that is not re-split in the loop, a key re-created from the same seed in every iteration,
     or a key passed to another consumer (a model `init`, a helper) after it was used; and a key that
-    `jax.vmap(f, in_axes=(None, ...))` leaves unmapped while `f` draws from it. Keys are
+    `jax.vmap(f, in_axes=(None, ...))` or `jax.pmap` (a call, a decorator, a `functools.partial` of
+    either) leaves unmapped while `f` draws from it: every example or device draws the same bits. Keys are
     values of `jax.random.key`/`PRNGKey`/`split`/`fold_in`, names passed as keys to `jax.random`, and
     parameters named `key`, `rng`, `*_key` or `prng*`.
 
@@ -62,6 +63,10 @@ class PrngKeyReuse(Rule):
     summary = "a PRNG key consumed twice: two samplers, use after `split`, or in a loop without re-splitting"
 
     VALID = (
+        # A key every device folds its own index into draws per device.
+        Valid("import functools\nimport jax\n@functools.partial(jax.pmap, axis_name='b', in_axes=(0, None))\n"
+              "def step(x, key):\n    key = jax.random.fold_in(key, jax.lax.axis_index('b'))\n"
+              "    return x + jax.random.normal(key, x.shape)\n"),
         # A `@property` that splits on each read, a global object another function refreshes, a table that
         # goes elsewhere (`{"model": rngs}`) and is refreshed there: each read may give a new key.
         Valid("import jax\nclass Sampler:\n    @property\n    def rng(self):\n        self._key, sub = jax.random.split(self._key)\n"
@@ -78,6 +83,11 @@ class PrngKeyReuse(Rule):
         Valid("import jax\nimport logging\ndef log_key(key):\n    logging.info('key %s', jax.random.key_data(key))\n"
               "def describe(key):\n    return jax.random.key_data(key).shape\ndef main(key):\n    log_key(key)\n"
               "    info = describe(key)\n    return jax.random.normal(key, (3,)), info\n"),
+        # ...nor does one that saves its data in a checkpoint (checked the same way).
+        Valid("import jax\nimport pickle\nimport numpy as np\ndef save(path, rng):\n"
+              "    state = {'rng': np.asarray(jax.random.key_data(rng))}\n    with open(path, 'wb') as f:\n"
+              "        pickle.dump(state, f)\ndef main(key):\n    for step in range(4):\n"
+              "        key, sub = jax.random.split(key)\n        save('ckpt.pkl', key)\n    return key\n"),
         # A key held in an attribute: a store to it, or a method call that may store one, refreshes it; a
         # vmapped function's own argument holds a key per example.
         Valid("import jax\nclass Trainer:\n    def _next(self):\n        self.rng, sub = jax.random.split(self.rng)\n"
@@ -212,6 +222,10 @@ class PrngKeyReuse(Rule):
               "        y = jax.random.normal(key, x.shape) + jax.random.normal(k, x.shape)\n    return y\n"),
     )
     INVALID = (
+        # Saving a key's data and then drawing from it still draws.
+        Invalid("import jax\nimport numpy as np\ndef save_and_draw(key):\n    np.save('k.npy', jax.random.key_data(key))\n"
+                "    return jax.random.normal(key)\ndef main(key):\n    a = save_and_draw(key)\n"
+                "    return a, jax.random.normal(key)\n", 8, 15),
         # Looking at a table (`in`, `len`, `.keys()`) changes nothing in it.
         Invalid("import jax\ndef add_noise(x, rngs):\n    if 'noise' not in rngs or not len(rngs):\n        return x\n"
                 "    a = x + jax.random.normal(rngs['noise'], x.shape)\n    b = x + jax.random.normal(rngs['noise'], x.shape)\n"
@@ -247,6 +261,12 @@ class PrngKeyReuse(Rule):
         # An unmapped key drawn from in a vmapped function: one draw shared by the whole batch.
         Invalid("import jax\ndef noisy(key, x):\n    return x + jax.random.normal(key)\n"
                 "def batch(key, xs):\n    return jax.vmap(noisy, in_axes=(None, 0))(key, xs)\n", 5, 12, "unmapped"),
+        # The same under pmap (traced, but replicated: checked under JAX 0.10.2 with 4 host devices, every
+        # device drew the same noise), as a decorator, and through `functools.partial`.
+        Invalid("import functools\nimport jax\n@functools.partial(jax.pmap, axis_name='b', in_axes=(0, None))\n"
+                "def step(x, key):\n    return x + jax.random.normal(key, x.shape)\n", 3, 2, "device"),
+        Invalid("import functools\nimport jax\ndef noisy(x, key):\n    return x + jax.random.normal(key, x.shape)\n"
+                "batched = functools.partial(jax.vmap, in_axes=(0, None))(noisy)\n", 5, 11, "unmapped"),
         # A library layer taking `key=` draws its initial weights from it.
         Invalid("import equinox as eqx\ndef make(key):\n    l1 = eqx.nn.Linear(2, 2, key=key)\n"
                 "    l2 = eqx.nn.Linear(2, 2, key=key)\n    return l1, l2\n", 4, 10),
@@ -344,8 +364,8 @@ class PrngKeyReuse(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         for parameter in self.model.unmapped_keys(node):
             self.report(node, f"PRNG key parameter `{parameter}` is left unmapped (`in_axes` None) but drawn from, so "
-                              "every example of the batch draws the same random bits; map over one key per "
-                              "example: `jax.random.split(key, n)` with `in_axes=0`")
+                              "every example (or device, under `pmap`) draws the same random bits; map over one key "
+                              "per example: `jax.random.split(key, n)` with `in_axes=0`")
 
     def _folded(self, node: cst.CSTNode) -> bool:
         """Whether a reuse's first site is `jax.random.fold_in(...)` (not a seeded `key(...)`)."""

@@ -155,6 +155,9 @@ class PythonBranchOnTracer(Rule):
               "        if x > 0:\n            return x\n    return x * 2\n"),
     )
     INVALID = (
+        # A transform configured by `functools.partial`, then applied: `f` is traced, `n` static.
+        Invalid("import functools\nimport jax\ndef f(x, n):\n    if x > n:\n        return x\n    return -x\n"
+                "g = functools.partial(jax.jit, static_argnums=1)(f)\n", 4, 8),
         Invalid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef run(x):\n    state = {'step': 0, 'h': x}\n"
                 "    for _ in range(3):\n        state['step'] += jnp.sum(state['h'])\n    if state['step'] > 3:\n"
                 "        return x\n    return x * 2\n", 8, 8),
