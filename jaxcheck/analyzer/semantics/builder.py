@@ -1812,6 +1812,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                 origin = self._callable_origin(target)
                 if origin is not None and origin.kind == "method" and transform.name not in jax_api.IDENTITY_CACHED:
                     origin = None  # pmap, filter_jit: equal bound methods hit their cache
+                if transform.name in jax_api.WRAPPER_CACHED:
+                    origin = CallableOrigin("wrapper", tuple(self._loops))  # the cache is the new wrapper's own
                 site = TransformSite(self._site_function, tuple(self._loops), origin, transform.caches)
                 self.records.transform_sites[id(node)] = site
 

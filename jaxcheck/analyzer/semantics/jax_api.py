@@ -136,6 +136,10 @@ IDENTITY_CACHED = frozenset({"jax.jit", "pjit", "flax.nnx.jit"})
 """Transforms whose compile cache is keyed by the function object's identity: a bound method, new at
 each read, misses it (checked under JAX 0.10.2: `jax.pmap` and `equinox.filter_jit` compare bound
 methods by equality and hit)."""
+WRAPPER_CACHED = frozenset({"flax.nnx.jit"})
+"""Transforms that keep the compiled program in the wrapper each application returns: applying one again,
+even to the same module-level function, traces and compiles anew (checked under Flax 0.12.8: three
+`nnx.jit(f)(x)` calls trace `f` three times; `jax.jit`, `jax.pmap` and `equinox.filter_jit` once)."""
 ATTRIBUTE_DECORATORS = frozenset({"builtins.property", "functools.cached_property"})
 """Decorators that make a method an attribute: reading it gives the method's value, not a bound method."""
 DIFFERENTIATING = frozenset(t.name for t in TRANSFORMS.values() if t.differentiates)

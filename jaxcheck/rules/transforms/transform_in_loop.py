@@ -13,6 +13,7 @@ _CREATED = {
     "partial": "a `functools.partial`",
     "transform": "another transform's result",
     "method": "a bound method",
+    "wrapper": "a function through `nnx.jit`, whose compiled program lives in the wrapper it returns,",
 }
 
 
@@ -23,7 +24,8 @@ class TransformInLoop(Rule):
     `value_and_grad`) applied to a callable that is created anew each time: a lambda, a local `def`,
     a `functools.partial`, another transform's result, or a bound method (`self.step`: reading it makes a
     new bound method each time, even of the same object; `obj.step` of an object made anew), either
-    inside a loop body or inside a function body and called right away.
+    inside a loop body or inside a function body and called right away. `flax.nnx.jit` keeps its compiled
+    program in the wrapper it returns, so applying it there recompiles even a module-level function.
 
     ## Why is this bad?
     JAX caches compiled programs per function object. A new function object on every iteration or
@@ -135,10 +137,16 @@ class TransformInLoop(Rule):
               "for name, fn in ACTS.items():\n    JITTED[name] = jax.jit(lambda x, fn=fn: fn(x) * 2)\n"),
         # A module-level loop that creates nothing per iteration.
         Valid("import jax\ndef f(x):\n    return x\nfor x in range(3):\n    jax.jit(f)(x)\n"),
+        Valid("from flax import nnx\ndef eval_step(model, x):\n    return model(x).sum()\nfast = nnx.jit(eval_step)\n"
+              "def evaluate(model, batches):\n    for x in batches:\n        fast(model, x)\n"),
         # A loop over a one-element list runs its body once.
         Valid("import jax\nfor scale in [2.0]:\n    jax.jit(lambda v: v * scale)(1.0)\n"),
     )
     INVALID = (
+        # `nnx.jit` caches in the wrapper it returns (checked under Flax 0.12.8: traced once per iteration).
+        Invalid("import jax.numpy as jnp\nfrom flax import nnx\ndef eval_step(model, x):\n    return model(x).sum()\n"
+                "def evaluate(model, batches):\n    for x in batches:\n        nnx.jit(eval_step)(model, x)\n", 7, 9,
+                "nnx.jit"),
         Invalid("import jax\ndef run(xs):\n    for x in xs:\n        f = jax.jit(lambda v: v * 2)\n        f(x)\n", 4, 13,
                 "lambda"),
         Invalid("import jax\ndef run(xs, lr):\n    for x in xs:\n        def step(p):\n            return p - lr\n"
