@@ -155,6 +155,11 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         a function defined in the block runs later, outside it)."""
         self._folded_values: dict[int, Value] = {}
         """The values such folds bound back to the parameter's own name, by id (kept alive here)."""
+        self._constant_folds: dict[int, str] = {}
+        """`jax.random.fold_in` calls that fold a literal into a parameter key (by id), with that parameter:
+        every call derives the same key (see :meth:`_note_constant_fold`)."""
+        self._derived_keys: dict[int, tuple[Value, str]] = {}
+        """The values such folds bound to a name, by id, with the parameter they derive from (kept alive)."""
         self._container_params: dict[str, frozenset[str]] = {}
         self._param_classes: dict[str, dict[str, str]] = {}
         self._transformed_params: dict[str, list[tuple[str, TraceSpec]]] = {}
@@ -1182,11 +1187,28 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             self.parameter_use.folded(owner.key, key.value, parameters)
         return bool(parameters)
 
+    def _note_constant_fold(self, node: cst.Call) -> None:
+        """`jax.random.fold_in(key, i)` of a parameter `key` with data read from no other parameter (a
+        loop index, `lax.axis_index`, a constant): folding draws nothing from `key` (as JAX's key-reuse
+        checker has it), so it is a probe. With a literal (`fold_in(key, 0)`), every call derives the same
+        key: the function draws from `key` where it draws from that key (see :meth:`_note_draw`)."""
+        key = node.args[0].value
+        resolved = self.scope.resolve(key.value) if isinstance(key, cst.Name) else None
+        owner = self.scope.function_scope()
+        if isinstance(key, cst.Name) and resolved is not None and resolved[0] is owner \
+                and self._reads_parameter(owner, key.value):
+            self.parameter_use.probed(owner.key, key.value)
+            if isinstance(node.args[1].value, (cst.Integer, cst.SimpleString)):
+                self._constant_folds[id(node)] = key.value
+
     def _note_folded_binding(self, value: cst.BaseExpression, bound: Value) -> None:
         """`rng = jax.random.fold_in(rng, step)` (a fold probing parameter `rng`): the key `rng` holds from
-        here on is its own, so reading it reads no parameter (see :meth:`_name`)."""
+        here on is its own, so reading it reads no parameter (see :meth:`_name`). `k = jax.random.fold_in(key,
+        0)`: `k` is a key derived from parameter `key` (see :meth:`_note_constant_fold`)."""
         if id(value) in self._parameter_folds:
             self._folded_values[id(bound)] = bound
+        if id(value) in self._constant_folds:
+            self._derived_keys[id(bound)] = (bound, self._constant_folds[id(value)])
 
     def _only_probes(self, function: cst.BaseExpression) -> bool:
         """Whether `function` is a lambda (already evaluated) whose every parameter is only probed."""
@@ -1463,8 +1485,11 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             elif name in FORMATTING_CALLS:
                 for arg in node.args:
                     self._note_probe(arg.value)
-            elif name == jax_api.KEY_FOLD and len(node.args) >= 2 and self._note_fold(node.args[0].value, node.args[1].value):
-                self._parameter_folds.add(id(node))
+            elif name == jax_api.KEY_FOLD and len(node.args) >= 2:
+                if self._note_fold(node.args[0].value, node.args[1].value):
+                    self._parameter_folds.add(id(node))
+                else:
+                    self._note_constant_fold(node)
         args = early_args if early_args is not None else [self._eval(arg.value) for arg in node.args]
         if name in TREE_MAPS and node.args and self._only_probes(node.args[0].value):
             for arg in node.args[1:]:
@@ -1658,6 +1683,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             return
         if self._holds_parameter(key.value, self._function_key):
             self._draws.setdefault(self._function_key, set()).add(key.value)
+        elif (derived := self._derived_keys.get(id(self.scope.load(key.value)))) is not None:
+            self._draws.setdefault(self._function_key, set()).add(derived[1])  # a key folded from it
 
     def _local_call(self, node: cst.Call, key: str, args: list[Value], bound: int,
                     call_args: Sequence[cst.Arg] | None = None) -> Value:

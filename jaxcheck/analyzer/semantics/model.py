@@ -697,7 +697,7 @@ class SemanticModel:
             return False
         bound = self._bound_arguments(call, callee)
         parameter = callee.parameter_for(position, keyword, bound)
-        if parameter is None or parameter not in callee.inert_params:
+        if parameter is None or parameter not in callee.inert_params or parameter in callee.draws:
             return False
         data = dict(callee.key_folds).get(parameter)
         return data is None or any(_varying_argument(call, callee, bound, name) for name in data)

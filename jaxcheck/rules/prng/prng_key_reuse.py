@@ -83,6 +83,9 @@ class PrngKeyReuse(Rule):
         Valid("import jax\nimport logging\ndef log_key(key):\n    logging.info('key %s', jax.random.key_data(key))\n"
               "def describe(key):\n    return jax.random.key_data(key).shape\ndef main(key):\n    log_key(key)\n"
               "    info = describe(key)\n    return jax.random.normal(key, (3,)), info\n"),
+        # ...nor does one that only derives keys with `fold_in` (JAX's checker: folding consumes nothing).
+        Valid("import jax\ndef layer_keys(key, n):\n    return [jax.random.fold_in(key, i) for i in range(n)]\n"
+              "def init(key):\n    ks = layer_keys(key, 2)\n    key, sub = jax.random.split(key)\n    return ks, key, sub\n"),
         # ...nor does one that saves its data in a checkpoint (checked the same way).
         Valid("import jax\nimport pickle\nimport numpy as np\ndef save(path, rng):\n"
               "    state = {'rng': np.asarray(jax.random.key_data(rng))}\n    with open(path, 'wb') as f:\n"
@@ -222,6 +225,10 @@ class PrngKeyReuse(Rule):
               "        y = jax.random.normal(key, x.shape) + jax.random.normal(k, x.shape)\n    return y\n"),
     )
     INVALID = (
+        # A helper drawing from `fold_in(key, 0)` derives the same key on every call: two calls, one key.
+        Invalid("import jax\ndef init_linear(key, n):\n    k = jax.random.fold_in(key, 0)\n"
+                "    return jax.random.normal(k, (n,))\ndef init(key):\n    w1 = init_linear(key, 3)\n"
+                "    return w1, init_linear(key, 3)\n", 7, 16),
         # Saving a key's data and then drawing from it still draws.
         Invalid("import jax\nimport numpy as np\ndef save_and_draw(key):\n    np.save('k.npy', jax.random.key_data(key))\n"
                 "    return jax.random.normal(key)\ndef main(key):\n    a = save_and_draw(key)\n"
