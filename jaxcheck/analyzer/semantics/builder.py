@@ -391,6 +391,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         else:
             self._note_attribute_change(node.target)
             self._note_module_attribute_change(node.target)
+            self._note_imported_attribute_change(node.target, ChangeKind.AUGMENTED)
             target = node.target
             key = structure.constant_key(target.slice) if isinstance(target, cst.Subscript) else None
             old = None
@@ -720,6 +721,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         else:
             self._note_attribute_store(target, value)
             self._note_module_attribute_change(target)
+            self._note_imported_attribute_change(target, ChangeKind.REBOUND)
             self._eval_target_parts(target, value)
 
     def _next_order(self) -> int:
@@ -771,6 +773,19 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             others = frozenset(name for name, value in self.scope.env.items()
                                if value.instance == owner[0] and name != receiver)
             self.records.module_attribute_changes.setdefault(owner, []).append((change, others))
+
+    def _note_imported_attribute_change(self, target: cst.BaseExpression, kind: ChangeKind) -> None:
+        """`config.DT = 0.5`, `config.DT += 1`, `config.HPARAMS["lr"] = 0.0` on an imported module or object:
+        a change of what traced code reading `config.DT` froze (see `SemanticModel.imported_attribute_change`)."""
+        if isinstance(target, cst.Subscript):
+            target, kind = target.value, ChangeKind.MUTATED
+        if not isinstance(target, cst.Attribute) or not isinstance(target.value, cst.Name):
+            return
+        resolved = self.scope.resolve(target.value.value)
+        if resolved is None or resolved[1].kind is not BindingKind.IMPORT or resolved[0].kind is not ScopeKind.MODULE:
+            return
+        owner = (resolved[1].target, target.attr.value)
+        self.records.imported_attribute_changes.setdefault(owner, []).append(self._change(target, kind))
 
     def _change(self, node: cst.CSTNode, kind: ChangeKind, path: str | None = None) -> ChangeSite:
         """A change made here, now: by the current code scope, inside the current loops."""

@@ -537,6 +537,22 @@ class SemanticModel:
                 return change.node
         return None
 
+    def imported_attribute_change(self, node: cst.Attribute, reader: str | None) -> cst.CSTNode | None:
+        """A store this module makes to the attribute `node` reads of an imported module or object
+        (`config.DT` in traced function `reader`) that can change it after the trace froze it: in module
+        code between calls that may trace `reader`, or in a function that can run then (see
+        :mod:`.program_order`)."""
+        base = self.records.references.get(id(node.value)) if isinstance(node.value, cst.Name) else None
+        changes = self.records.imported_attribute_changes.get((base, node.attr.value), ()) if base is not None else ()
+        if not changes or reader is None:
+            return None
+        runs_later = self._runs_from_elsewhere(reader)
+        for change in changes:
+            if self.records.program_order.goes_stale(change, self.summary.module, runs_later, reader, self._reaches,
+                                                     True, elsewhere=self._runs_from_elsewhere):
+                return change.node
+        return None
+
     def _runs_only_while_constructing(self, function: str, seen: frozenset[str] = frozenset()) -> bool:
         """A private method (`_configure`) every visible caller of which is a constructor of its class,
         or such a method itself: its stores finish before the object can be traced with."""

@@ -105,6 +105,9 @@ class ModuleRecords:
     each with the other module variables then holding objects of that class: program order tells whether
     a store falls between calls that reuse a compiled program reading it (calls that pass only another of
     those objects do not count)."""
+    imported_attribute_changes: dict[tuple[str, str], list[ChangeSite]] = field(default_factory=dict)
+    """Per (qualified name of an import, attribute), the stores this module makes to that attribute of
+    the imported module or object, in any code (`config.DT = 0.5`, `config.HPARAMS["lr"] = 0.0`)."""
     receiver_reads: set[int] = field(default_factory=set)
     """Attribute reads through a method's own `self`/`cls` or through a class name (`Model.scale`)."""
     identity_hashed: set[str] = field(default_factory=set)

@@ -50,6 +50,8 @@ class StaleGlobalRead(Rule):
     or in module (or enclosing-function) code between two calls that reach the traced function. A
     function that provably runs before anything may trace the function is setup too: a setter only
     `main()` calls, once, before training, or `main()` setting a global from its arguments first.
+    An attribute of an imported module or object read in traced code (`config.DT`) counts the same way
+    when this module stores it (`config.DT = 0.5` between two calls).
     Constants bound once, imports, functions and `typing.Final` names are never reported, nor setup
     that finishes before any call (straight-line module code, a finished module-level loop, a registry
     filled at import time), nor a store after the last call (for module code: unless another module
@@ -169,8 +171,20 @@ class StaleGlobalRead(Rule):
               "        w = update(w)\nif __name__ == '__main__':\n    main()\n"),
         Valid("import jax\nLR = 0.1\ndef set_lr(lr):\n    global LR\n    LR = lr\n@jax.jit\ndef update(w):\n"
               "    return w - LR\ndef main():\n    set_lr(0.5)\n    for _ in range(3):\n        update(1.0)\nmain()\n"),
+        # An imported config module's attribute set before any call, or by `main()` first.
+        Valid("import jax\nimport config\nconfig.DT = 0.5\n@jax.jit\ndef step(x):\n    return x + config.DT\n"
+              "for _ in range(3):\n    step(1.0)\nconfig.DT = 0.9\n"),
+        Valid("import argparse\nimport jax\nimport config\n@jax.jit\ndef step(x):\n    return x * config.HP['lr']\n"
+              "def main():\n    config.HP['lr'] = argparse.ArgumentParser().parse_args().lr\n    for _ in range(3):\n"
+              "        step(1.0)\nif __name__ == '__main__':\n    main()\n"),
     )
     INVALID = (
+        # An imported config module's attribute changed between calls (checked under JAX 0.10.2: both calls
+        # print 1.1, the second should print 1.5), in module code or by a setter called in the loop.
+        Invalid("import jax\nimport config\n@jax.jit\ndef step(x):\n    return x + config.DT\nprint(step(1.0))\n"
+                "config.DT = 0.5\nprint(step(1.0))\n", 5, 16, "imported `config`"),
+        Invalid("import jax\nimport config\n@jax.jit\ndef step(x):\n    return x + config.DT\ndef set_dt(v):\n"
+                "    config.DT = v\nfor v in (0.1, 0.5):\n    set_dt(v)\n    print(step(1.0))\n", 5, 16, "line 7"),
         # ...but not when it runs again, or after a call (checked under JAX 0.10.2: both calls print 0.9).
         Invalid("import jax\nLR = 0.1\n@jax.jit\ndef update(w):\n    return w - LR\ndef main(lr):\n    global LR\n"
                 "    LR = lr\n    print(update(1.0))\nmain(0.1)\nmain(0.5)\n", 5, 16),
@@ -264,8 +278,18 @@ class StaleGlobalRead(Rule):
         trace = self.trace
         if trace is None or not trace.cached:
             return
+        if not isinstance(node.value, cst.Name):
+            return
+        imported = self.model.imported_attribute_change(node, self.context.function)
+        if imported is not None:
+            line = self.model.position(imported).start.line
+            self.report(node, f"attribute `{node.attr.value}` of the imported `{node.value.value}` is read in traced code "
+                              f"but changed at line {line}: {keeper_name(trace)} keeps the value from the first trace; "
+                              "pass it as an argument",
+                        related=((f"`{node.value.value}.{node.attr.value}` is changed here", imported),))
+            return
         change = self.model.attribute_change(node, self.context.function)
-        if change is None or not isinstance(node.value, cst.Name):
+        if change is None:
             return
         line = self.model.position(change).start.line
         self.report(node, f"attribute `{node.attr.value}` of `{node.value.value}` is read in traced code but changed "
