@@ -23,7 +23,7 @@ from jaxcheck.analyzer.semantics.bindings import MUTATING_METHODS, CallableOrigi
 from jaxcheck.analyzer.semantics.program_order import CallEvent
 from jaxcheck.analyzer.semantics.prng import is_key_like_name
 from jaxcheck.analyzer.semantics import shapes
-from jaxcheck.analyzer.semantics.parameter_use import (FORMATTING_CALLS, KEY_VIEWS, PROBE_ATTRIBUTES, PROBE_CALLS, TREE_MAPS,
+from jaxcheck.analyzer.semantics.parameter_use import (FORMATTING_CALLS, KEY_REWRAP, KEY_VIEWS, PROBE_ATTRIBUTES, PROBE_CALLS, TREE_MAPS,
                                                         ParameterUse)
 from jaxcheck.analyzer.semantics.records import ModuleRecords, OuterName, TransformSite
 from jaxcheck.analyzer.semantics.scopes import (
@@ -106,6 +106,11 @@ _OBJECT_FACTORIES = {
 _SEEDED_BY_ARGUMENT = frozenset({"numpy.random.default_rng", "numpy.random.RandomState"})
 """Generator factories whose first argument (or `seed=`) is the seed; without one they seed from entropy."""
 _PATH_METHODS = frozenset({"joinpath", "with_name", "with_suffix", "with_stem", "resolve", "absolute", "expanduser"})
+_PLAIN_DECORATORS = frozenset({
+    "builtins.staticmethod", "builtins.classmethod", "builtins.property", "functools.cache", "functools.lru_cache",
+    "functools.cached_property", "typing.overload", "abc.abstractmethod",
+})
+"""Decorators that keep no function to call later: the function still runs only where it is called."""
 _BRANCH = " branch"
 """A function environment's entry for the code being read: what a new array operation there depends on,
 `StagedDep(function)` guarded like every value of the environment when a test narrows the branch (two of
@@ -155,6 +160,10 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         a function defined in the block runs later, outside it)."""
         self._folded_values: dict[int, Value] = {}
         """The values such folds bound back to the parameter's own name, by id (kept alive here)."""
+        self._called_names: set[int] = set()
+        """Names (by id) read to be called or transformed right there (`f(x)`, `jax.jit(f)`), not as values."""
+        self._rewrapped: set[int] = set()
+        """Calls (by id) whose result `jax.random.wrap_key_data` makes a key again (`key_data(key)` there)."""
         self._constant_folds: dict[int, str] = {}
         """`jax.random.fold_in` calls that fold a literal into a parameter key (by id), with that parameter:
         every call derives the same key (see :meth:`_note_constant_fold`)."""
@@ -450,6 +459,9 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         if self.scope.kind is not ScopeKind.CLASS:
             self.records.history.created(self.scope.key, node.name.value, origin)
         for decorator in node.decorators:
+            if self._transform_spec(decorator.decorator) is None \
+                    and qualified_name(self.scope, decorator.decorator) not in _PLAIN_DECORATORS:
+                self.records.escaping_functions.add(key)  # the decorator may keep it and call it any time
             self._decorator_root(decorator.decorator, key)
             if isinstance(decorator.decorator, cst.Attribute) and decorator.decorator.attr.value == "defjvp":
                 self._custom_rule(decorator, qualified_name(self.scope, decorator.decorator.value), key, forward=False)
@@ -458,7 +470,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
             if spec is not None and self._records_transform_sites:
                 site = TransformSite(self._site_function, tuple(self._loops), origin, spec.caches)
                 self.records.transform_sites[id(decorator)] = site
-            unmapped = self._unmapped_spec(*configured, spec) if configured is not None and spec is not None else None
+            unmapped = self._unmapped_spec(configured[0], spec) if configured is not None and spec is not None else None
             if unmapped is not None and isinstance(decorator.decorator, cst.Call):
                 self.records.unbatched_targets[id(decorator.decorator)] = (key, unmapped)
         if self.scope.kind is ScopeKind.CLASS and self.scope.key in self.flax_classes:
@@ -1119,6 +1131,10 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
 
     def _name(self, node: cst.CSTNode) -> Value:
         assert isinstance(node, cst.Name)
+        if id(node) not in self._called_names:
+            binding = self.scope.lookup(node.value)
+            if binding is not None and binding.kind is BindingKind.FUNCTION:
+                self.records.escaping_functions.add(binding.target)  # read as a value: it may run any time
         function = self.scope.function_scope()
         if function.kind is not ScopeKind.FUNCTION:
             binding = self.scope.lookup(node.value)
@@ -1463,6 +1479,8 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
 
     def _yield(self, node: cst.CSTNode) -> Value:
         assert isinstance(node, cst.Yield)
+        if self._in_function:
+            self.records.escaping_functions.add(self._function_key)  # a generator resumes after each `next`
         if isinstance(node.value, cst.From):
             self._eval(node.value.item)
         elif node.value is not None:
@@ -1473,6 +1491,9 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
     def _call(self, node: cst.CSTNode) -> Value:
         assert isinstance(node, cst.Call)
         early_args: list[Value] | None = None
+        self._called_names.add(id(node.func))
+        if node.args and isinstance(node.args[0].value, cst.Name) and self._transformed_here(node):
+            self._called_names.add(id(node.args[0].value))  # `jax.jit(f)`: its calls are what program order sees
         if isinstance(node.func, cst.Call):
             self._immediate_calls[id(node.func)] = node
             if qualified_name(self.scope, node.func.func) in self.transforms:
@@ -1495,7 +1516,9 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                 self._note_draw(node, name)
             elif self._is_library(name) and _passes_key(node):  # a library call taking `key=` (`eqx.nn.Linear(2, 2, key=k)`) draws from it
                 self.records.random_scopes.add(self._function_key)
-            if (name in PROBE_CALLS or name in KEY_VIEWS) and node.args:
+            if name == KEY_REWRAP and node.args:  # `wrap_key_data(key_data(key))` rebuilds the key: no probe
+                self._rewrapped.add(id(node.args[0].value))
+            if (name in PROBE_CALLS or name in KEY_VIEWS and id(node) not in self._rewrapped) and node.args:
                 self._note_probe(node.args[0].value)
             elif name in FORMATTING_CALLS:
                 for arg in node.args:
@@ -1696,10 +1719,11 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         key = argument(node, 0, ("key",))
         if name in jax_api.NON_CONSUMING_RANDOM or not self._in_function or not isinstance(key, cst.Name):
             return
-        if self._holds_parameter(key.value, self._function_key):
-            self._draws.setdefault(self._function_key, set()).add(key.value)
-        elif (derived := self._derived_keys.get(id(self.scope.load(key.value)))) is not None:
-            self._draws.setdefault(self._function_key, set()).add(derived[1])  # a key folded from it
+        parameter = key.value if self._holds_parameter(key.value, self._function_key) else None
+        if parameter is None and (derived := self._derived_keys.get(id(self.scope.load(key.value)))) is not None:
+            parameter = derived[1]  # a key folded from it
+        if parameter is not None:
+            self._draws.setdefault(self._function_key, set()).add(parameter)
 
     def _local_call(self, node: cst.Call, key: str, args: list[Value], bound: int,
                     call_args: Sequence[cst.Arg] | None = None) -> Value:
@@ -1839,12 +1863,11 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         self._root_site = (node, False)
         target = argument(node, 0, ("fun", "f"))
         if target is not None:
-            configuration = (*node.args, *bound)
-            spec = self._spec(transform, configuration)
+            spec = self._spec(transform, (*node.args, *bound))
             if not self._instance_target(target, self._called_spec(spec, node)):
                 self._register_target(target, self._called_spec(spec, node))
             self._note_transformed_param(target, self._called_spec(spec, node))
-            unmapped = self._unmapped_spec(transform, configuration, spec)
+            unmapped = self._unmapped_spec(transform, spec)
             if unmapped is not None:
                 self._record_unbatched(node, target, unmapped)
             inner = self._callable_key(target) if self._in_function else None
@@ -1854,10 +1877,26 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                 origin = self._callable_origin(target)
                 if origin is not None and origin.kind == "method" and transform.name not in jax_api.IDENTITY_CACHED:
                     origin = None  # pmap, filter_jit: equal bound methods hit their cache
-                if transform.name in jax_api.WRAPPER_CACHED:
+                if transform.name in jax_api.WRAPPER_CACHED and self._names_function(target):
                     origin = CallableOrigin("wrapper", tuple(self._loops))  # the cache is the new wrapper's own
                 site = TransformSite(self._site_function, tuple(self._loops), origin, transform.caches)
                 self.records.transform_sites[id(node)] = site
+
+    def _transformed_here(self, node: cst.Call) -> bool:
+        """Whether `node` applies a transform (`jax.jit(f)`, `partial(jax.jit, ...)(f)`) to its first argument
+        and nothing else positionally: `jax.eval_shape(f, x)` traces `f` right there, unseen by program order."""
+        if sum(arg.keyword is None for arg in node.args) > 1:
+            return False
+        name = qualified_name(self.scope, node.func)
+        if name is not None:
+            return name in self.transforms
+        return isinstance(node.func, cst.Call) and self._configured_transform(node.func) is not None
+
+    def _names_function(self, target: cst.BaseExpression) -> bool:
+        """Whether `target` is the name of a function defined or imported (the same function each time
+        it is read, unlike a loop variable)."""
+        resolved = self.scope.resolve(target.value) if isinstance(target, cst.Name) else None
+        return resolved is not None and resolved[1].kind in (BindingKind.FUNCTION, BindingKind.IMPORT)
 
     def _record_unbatched(self, node: cst.Call, target: cst.BaseExpression, spec: TraceSpec) -> None:
         """`jax.vmap(f, in_axes=(None, 0))`: remember which function gets which arguments unmapped."""

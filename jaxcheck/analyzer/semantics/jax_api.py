@@ -78,9 +78,6 @@ class Transform:
     (default the first), or with `primals` every positional parameter (`jvp`, `vjp`, `linearize`)."""
     argnums: str | None = None
     primals: bool = False
-    replicates: str | None = None
-    """The keyword whose `None` entries give every device the same argument, traced (`pmap`'s `in_axes`):
-    a key passed there draws the same bits on every device."""
 
 
 SELF_FLATTENING = ("register_pytree_node_class", "register_pytree_with_keys_class")
@@ -99,7 +96,7 @@ TRANSFORMS: dict[str, Transform] = {
     "jax.jit": _JIT,
     "jax.experimental.pjit.pjit": Transform("pjit", True, ("static_argnums",), ("static_argnames",), caches=True),
     # `pmap` traces a broadcast argument (`in_axes=None`) too, unlike `vmap`: only static ones stay Python values.
-    "jax.pmap": Transform("jax.pmap", True, ("static_broadcasted_argnums",), (), caches=True, replicates="in_axes"),
+    "jax.pmap": Transform("jax.pmap", True, ("static_broadcasted_argnums",), (), caches=True),
     "jax.vmap": Transform("jax.vmap", True, (), (), "in_axes", 1),
     "jax.checkpoint": Transform("jax.checkpoint", True, ("static_argnums",)),
     "jax.remat": Transform("jax.remat", True, ("static_argnums",)),

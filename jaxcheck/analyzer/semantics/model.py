@@ -291,7 +291,8 @@ class SemanticModel:
                 continue
             runs_later = outer.module_level and reader is not None and self._runs_from_elsewhere(reader)
             if reader is None or order.goes_stale(change, outer.scope, runs_later, reader, self._reaches,
-                                                  outer.module_level, elsewhere=self._runs_from_elsewhere):
+                                                  outer.module_level, elsewhere=self._runs_from_elsewhere,
+                                                  escaping=self.records.escaping_functions):
                 return change
         return None
 
@@ -549,7 +550,8 @@ class SemanticModel:
         runs_later = self._runs_from_elsewhere(reader)
         for change in changes:
             if self.records.program_order.goes_stale(change, self.summary.module, runs_later, reader, self._reaches,
-                                                     True, elsewhere=self._runs_from_elsewhere):
+                                                     True, elsewhere=self._runs_from_elsewhere,
+                                                     escaping=self.records.escaping_functions):
                 return change.node
         return None
 

@@ -31,6 +31,8 @@ FORMATTING_CALLS = frozenset(
 KEY_VIEWS = frozenset({"jax.random.key_data", "jax.random.key_impl"})
 """Calls that read a key's data or implementation and never draw from it, whatever is done with the result
 (printed, logged, saved in a checkpoint): they probe the key."""
+KEY_REWRAP = "jax.random.wrap_key_data"
+"""Makes a key of a key's data: `wrap_key_data(key_data(key))` is the key again, not a probe of it."""
 TREE_MAPS = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"})
 """Calls that apply their first argument to each leaf of the trees after it: when that function only
 probes its parameter (`lambda y: isinstance(y, jax.Array)`), the trees are only probed."""

@@ -17,7 +17,7 @@ with their bodies, and calls of names bound to a transform's result (`step = jax
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -70,7 +70,7 @@ class ProgramOrder:
 
     def goes_stale(self, change: ChangeSite, owner: str, runs_later: bool, reader: str, reaches: Reaches,
                    module_level: bool = False, receiver: str | None = None, others: frozenset[str] = frozenset(),
-                   elsewhere: Callable[[str], bool] | None = None) -> bool:
+                   elsewhere: Callable[[str], bool] | None = None, escaping: Collection[str] = ()) -> bool:
         """Whether `change` to a variable of scope `owner` can make `reader`'s compiled program stale;
         `runs_later`: `reader` may also run after `owner`'s code has finished (a module-level variable
         read by a function other modules may call). Module code (`module_level`) that calls something
@@ -79,11 +79,13 @@ class ProgramOrder:
         variables holding objects of its class), not `receiver`, does not use it. A change to a
         module-level variable in a function is stale unless, with `elsewhere` (whether code of another
         module may run a function), it provably runs before anything may trace `reader` (see
-        :meth:`_before_any_trace`)."""
+        :meth:`_before_any_trace`); `escaping` are the functions that may run when program order does
+        not see it (`ModuleRecords.escaping_functions`): none of them may reach `reader`."""
         if change.scope != owner:
             return not (module_level and elsewhere is not None
+                        and not any(f == reader or reaches(f, reader) for f in escaping)
                         and self._before_any_trace(change.scope, change.order, change.loops, owner, reader, reaches,
-                                                   elsewhere, frozenset()))
+                                                   elsewhere, escaping, frozenset()))
         events = [e for e in self._events.get(owner, {}).values()
                   if reaches(e.callee, reader) and (receiver is None or _may_use(e.node, receiver, others))]
         traced_before = any(e.order < change.order or _share_loop(e.loops, change.loops) for e in events)
@@ -97,7 +99,8 @@ class ProgramOrder:
 
 
     def _before_any_trace(self, scope: str, order: int, loops: tuple[int, ...], owner: str, reader: str,
-                          reaches: Reaches, elsewhere: Callable[[str], bool], seen: frozenset[str]) -> bool:
+                          reaches: Reaches, elsewhere: Callable[[str], bool], escaping: Collection[str],
+                          seen: frozenset[str]) -> bool:
         """Whether the point `order` (inside `loops`) of `scope`'s code runs, every time it runs, before
         anything may trace `reader`: nothing before it in `scope` may (no call that reaches `reader`, no
         call the model cannot name), and `scope` is the module's code (`owner`: it runs once), or a
@@ -110,13 +113,14 @@ class ProgramOrder:
             return False
         if scope == owner:
             return True
-        if scope in seen or elsewhere(scope):
+        if scope in seen or scope in escaping or elsewhere(scope):
             return False
         sites = [(caller, e) for caller, events in self._events.items() for e in events.values() if e.callee == scope]
         traces_after = any(e.order > order for e in tracing) or bool(self._unresolved.get(scope))
         if not sites or (traces_after and (len(sites) > 1 or sites[0][1].loops)):
             return False
-        return all(self._before_any_trace(caller, e.order, e.loops, owner, reader, reaches, elsewhere, seen | {scope})
+        return all(self._before_any_trace(caller, e.order, e.loops, owner, reader, reaches, elsewhere, escaping,
+                                          seen | {scope})
                    for caller, e in sites)
 
     def traced_before(self, change: ChangeSite, owner: str, reader: str, reaches: Reaches) -> CallEvent | None:

@@ -105,6 +105,10 @@ class ModuleRecords:
     each with the other module variables then holding objects of that class: program order tells whether
     a store falls between calls that reuse a compiled program reading it (calls that pass only another of
     those objects do not count)."""
+    escaping_functions: set[str] = field(default_factory=set)
+    """Functions of this module that may run at times program order does not see: read as a value other
+    than to be called or transformed (`callbacks.append(f)`, `Thread(target=f)`, `g = f`, `f.lower(x)`),
+    given to a decorator other than a transform, or generators (their bodies resume after each `next`)."""
     imported_attribute_changes: dict[tuple[str, str], list[ChangeSite]] = field(default_factory=dict)
     """Per (qualified name of an import, attribute), the stores this module makes to that attribute of
     the imported module or object, in any code (`config.DT = 0.5`, `config.HPARAMS["lr"] = 0.0`)."""

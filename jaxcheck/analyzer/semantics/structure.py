@@ -11,19 +11,20 @@ import libcst as cst
 
 from jaxcheck.analyzer.semantics.summary import ArrayLeaf
 from jaxcheck.analyzer.semantics.syntax import literal_strings
-from jaxcheck.analyzer.semantics.values import JAX_ARRAY, CallDep, Key, Value
+from jaxcheck.analyzer.semantics.values import JAX_ARRAY, CallDep, Key, OpaqueDep, Value
 
 
 def call_elements(value: Value, count: int) -> tuple[Value, ...] | None:
-    """`a, b = f(x)` for a local `f`: one CallDep per element, resolved against f's tuple returns."""
-    if len(value.deps) != 1:
+    """`a, b = f(x)` for a project function `f`: one CallDep per element, resolved against f's tuple
+    returns (with the opaque dependencies a call of another module's function also has, unchanged)."""
+    calls = [dep for dep in value.deps if isinstance(dep, CallDep)]
+    if len(calls) != 1 or calls[0].index is not None \
+            or not all(isinstance(dep, OpaqueDep) for dep in value.deps if dep is not calls[0]):
         return None
-    (dep,) = value.deps
-    if not isinstance(dep, CallDep) or dep.index is not None:
-        return None
+    dep, others = calls[0], value.deps - {calls[0]}
     returned = value.returned
     return tuple(
-        Value(frozenset({replace(dep, index=i)}), returned=None if returned is None else returned.at(i))
+        Value(others | {replace(dep, index=i)}, returned=None if returned is None else returned.at(i))
         for i in range(count)
     )
 

@@ -7,7 +7,6 @@ records and function table while the one traversal runs.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 import libcst as cst
 
@@ -71,16 +70,11 @@ class TraceRootReader:
         return None
 
     @staticmethod
-    def _unmapped_spec(transform: jax_api.Transform, args: Sequence[cst.Arg], spec: TraceSpec) -> TraceSpec | None:
-        """`spec` with, as its unbatched positions, the arguments every example or device of the transform
-        gets the same value of (`vmap`'s `in_axes` None, untraced; `pmap`'s, traced); None when none are."""
-        if transform.in_axes == "in_axes" and not transform.caches:
-            return spec if spec.unbatched_positions else None
-        positions: set[int] = set()
-        for arg in args:
-            if transform.replicates is not None and arg.keyword is not None and arg.keyword.value == transform.replicates:
-                positions.update(unbatched_positions(arg.value) or ())
-        return replace(spec, unbatched_positions=frozenset(positions)) if positions else None
+    def _unmapped_spec(transform: jax_api.Transform, spec: TraceSpec) -> TraceSpec | None:
+        """`spec` when it is a per-example batching transform's that leaves some arguments unmapped (every
+        example gets the same value: `vmap`'s `in_axes` None); None otherwise. (Under `pmap` an unmapped
+        key may be meant: replicas initialised alike.)"""
+        return spec if transform.in_axes == "in_axes" and not transform.caches and spec.unbatched_positions else None
 
     def _spec(self, transform: jax_api.Transform, args: Sequence[cst.Arg], first_position: int = 0) -> TraceSpec:
         """Read static arguments and `in_axes` from a transform's arguments; `first_position` is the

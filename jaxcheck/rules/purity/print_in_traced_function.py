@@ -25,8 +25,9 @@ class PrintInTracedFunction(Rule):
     ## What it does
     Finds output and I/O in code traced by `jax.jit`, `pmap`, `lax` bodies and other caching
     transforms: `print`, `logging` calls and logger methods, `open`, `sys.stdout`/`sys.stderr`
-    writes and `pathlib` writes. Not `warnings.warn`: Python shows a warning once per place anyway, so
-    warning while tracing (JAX's own idiom for a static shape or dtype) is what the user sees untraced.
+    writes and `pathlib` writes; `warnings.warn` only when its message formats a traced value. Python shows
+    a warning once per place anyway, so warning while tracing about a static shape or dtype (JAX's own
+    idiom) is what the user sees untraced.
 
     ## Why is this bad?
     Python side effects run while JAX traces the function, not when the compiled program runs. They
@@ -105,6 +106,10 @@ class PrintInTracedFunction(Rule):
               "def f(x):\n    return p.print(x)\n"),
     )
     INVALID = (
+        # A warning formatting a traced value shows the tracer, once (checked under JAX 0.10.2: untraced,
+        # each call warns with its value).
+        Invalid("import jax\nimport warnings\n@jax.jit\ndef f(x):\n    total = x.sum()\n"
+                "    warnings.warn(f'total is {total}')\n    return x\n", 6, 5, "sees tracers"),
         # The message says it sees tracers only when what it prints holds one (an f-string's fields too).
         Invalid("import jax\n@jax.jit\ndef f(x):\n    print('tracing', x.shape)\n    return x\n", 4, 5,
                 "never on cached calls; use"),
@@ -182,6 +187,9 @@ class PrintInTracedFunction(Rule):
         if trace is None or not trace.cached:
             return
         what = self._output(node)
+        if what is None and self.model.call_name(node) == "warnings.warn" and node.args \
+                and self._shows_tracer(node.args[0].value):
+            what = "`warnings.warn`"  # a warning that formats a tracer shows it, once, not the values
         if what is None:
             return
         hint = "use `jax.debug.print`" if what == "`print`" else "use `jax.debug.print`/`jax.debug.callback`"

@@ -185,6 +185,15 @@ class StaleGlobalRead(Rule):
                 "config.DT = 0.5\nprint(step(1.0))\n", 5, 16, "imported `config`"),
         Invalid("import jax\nimport config\n@jax.jit\ndef step(x):\n    return x + config.DT\ndef set_dt(v):\n"
                 "    config.DT = v\nfor v in (0.1, 0.5):\n    set_dt(v)\n    print(step(1.0))\n", 5, 16, "line 7"),
+        # ...nor when the setter also escapes as a value (a callback may run it between calls), or is a
+        # generator resuming after a call (checked under JAX 0.10.2: the compiled program keeps LR = 0.1).
+        Invalid("import jax\nLR = 0.1\ndef set_lr(lr):\n    global LR\n    LR = lr\n@jax.jit\ndef update(w):\n"
+                "    return w - LR\ndef fit(step, w, on_epoch_end):\n    for epoch in range(3):\n        w = step(w)\n"
+                "        on_epoch_end(0.1 / (epoch + 1))\n    return w\ndef main():\n    set_lr(0.5)\n"
+                "    fit(update, 1.0, on_epoch_end=set_lr)\nmain()\n", 8, 16),
+        Invalid("import jax\nLR = 0.1\ndef schedule():\n    global LR\n    for lr in (0.1, 0.01):\n        LR = lr\n"
+                "        yield\n@jax.jit\ndef update(w):\n    return w - LR\ndef main():\n    steps = schedule()\n"
+                "    next(steps)\n    w = update(1.0)\n    next(steps)\n    return update(w)\nmain()\n", 10, 16),
         # ...but not when it runs again, or after a call (checked under JAX 0.10.2: both calls print 0.9).
         Invalid("import jax\nLR = 0.1\n@jax.jit\ndef update(w):\n    return w - LR\ndef main(lr):\n    global LR\n"
                 "    LR = lr\n    print(update(1.0))\nmain(0.1)\nmain(0.5)\n", 5, 16),
