@@ -1899,7 +1899,12 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         return resolved is not None and resolved[1].kind in (BindingKind.FUNCTION, BindingKind.IMPORT)
 
     def _record_unbatched(self, node: cst.Call, target: cst.BaseExpression, spec: TraceSpec) -> None:
-        """`jax.vmap(f, in_axes=(None, 0))`: remember which function gets which arguments unmapped."""
+        """`jax.vmap(f, in_axes=(None, 0))`: remember which function gets which arguments unmapped (also
+        for `functools.partial(f, a)` binding leading arguments only)."""
+        partial_bound = 0
+        if isinstance(target, cst.Call) and self.records.call_names.get(id(target)) in jax_api.PARTIAL \
+                and target.args and all(arg.keyword is None and not arg.star for arg in target.args):
+            partial_bound, target = len(target.args) - 1, target.args[0].value
         method = self._method_key(target)
         name = method or qualified_name(self.scope, target)
         call = self._immediate_calls.get(id(node))
@@ -1909,7 +1914,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
                 p for p in spec.unbatched_positions if (p + len(call.args) if p < 0 else p) not in nones
             ))
         if name is not None and not name.startswith(_EXTERNAL_PREFIXES) and spec.unbatched_positions:
-            bound = spec.bound_positional + (self._self_bound(method) if method else 0)
+            bound = spec.bound_positional + partial_bound + (self._self_bound(method) if method else 0)
             self.records.unbatched_targets[id(node)] = (name, replace(spec, bound_positional=bound))
 
     def _callable_key(self, target: cst.BaseExpression | None) -> str | None:

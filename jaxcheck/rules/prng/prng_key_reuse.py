@@ -272,6 +272,10 @@ class PrngKeyReuse(Rule):
         # An unmapped key drawn from in a vmapped function: one draw shared by the whole batch.
         Invalid("import jax\ndef noisy(key, x):\n    return x + jax.random.normal(key)\n"
                 "def batch(key, xs):\n    return jax.vmap(noisy, in_axes=(None, 0))(key, xs)\n", 5, 12, "unmapped"),
+        # The same for a `functools.partial` of the function (checked under JAX 0.10.2: four identical chains).
+        Invalid("import functools\nimport jax\ndef run_chain(scale, key, x0):\n"
+                "    return x0 + scale * jax.random.normal(key, x0.shape)\n"
+                "chains = jax.vmap(functools.partial(run_chain, 1.0), in_axes=(None, 0))\n", 5, 10, "`key`"),
         # The same as a decorator, and through `functools.partial`.
         Invalid("import functools\nimport jax\n@functools.partial(jax.vmap, in_axes=(0, None))\n"
                 "def noisy(x, key):\n    return x + jax.random.normal(key, x.shape)\n", 3, 2, "unmapped"),
