@@ -459,18 +459,19 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         if self.scope.kind is not ScopeKind.CLASS:
             self.records.history.created(self.scope.key, node.name.value, origin)
         for decorator in node.decorators:
-            if self._transform_spec(decorator.decorator) is None \
-                    and qualified_name(self.scope, decorator.decorator) not in _PLAIN_DECORATORS:
-                self.records.escaping_functions.add(key)  # the decorator may keep it and call it any time
             self._decorator_root(decorator.decorator, key)
             if isinstance(decorator.decorator, cst.Attribute) and decorator.decorator.attr.value == "defjvp":
                 self._custom_rule(decorator, qualified_name(self.scope, decorator.decorator.value), key, forward=False)
             configured = self._configured_transform(decorator.decorator)
-            spec = self._spec(*configured) if configured is not None else None
-            if spec is not None and self._records_transform_sites:
+            if configured is None:
+                if qualified_name(self.scope, decorator.decorator) not in _PLAIN_DECORATORS:
+                    self.records.escaping_functions.add(key)  # the decorator may keep it and call it any time
+                continue
+            spec = self._spec(*configured)
+            if self._records_transform_sites:
                 site = TransformSite(self._site_function, tuple(self._loops), origin, spec.caches)
                 self.records.transform_sites[id(decorator)] = site
-            unmapped = self._unmapped_spec(configured[0], spec) if configured is not None and spec is not None else None
+            unmapped = self._unmapped_spec(configured[0], spec)
             if unmapped is not None and isinstance(decorator.decorator, cst.Call):
                 self.records.unbatched_targets[id(decorator.decorator)] = (key, unmapped)
         if self.scope.kind is ScopeKind.CLASS and self.scope.key in self.flax_classes:
