@@ -348,10 +348,13 @@ class Value:
         return self if self.shape is None else replace(self, shape=None)
 
     def element(self) -> Value:
-        """The value of one item obtained by iterating over or indexing this value."""
+        """The value of one item obtained by iterating over or indexing this value (a row of a JAX array is
+        one)."""
         if self.elements is not None:
             deps = self.deps.union(*(element.deps for element in self.elements))
             return Value(deps) if deps else UNKNOWN
+        if self.flags & JAX_ARRAY:
+            return Value(self.deps, JAX_ARRAY)
         return Value(self.deps) if self.deps else UNKNOWN
 
 

@@ -116,6 +116,8 @@ class InPlaceArrayUpdate(Rule):
         Valid("import jax.numpy as jnp\nstate = {'w': jnp.zeros(3), 'steps': [0]}\nstate['steps'][0] = 1\n"),
     )
     INVALID = (
+        # A row got by iterating a JAX array is a JAX array too (checked under JAX 0.10.2: TypeError).
+        Invalid("import jax.numpy as jnp\nfields = jnp.ones((2, 4))\nfor u in fields:\n    u[-1] = u[0]\n", 4, 5),
         Invalid("import jax\nimport jax.numpy as jnp\ndef f(w):\n    return (w * w).sum()\n"
                 "g = jax.grad(f)(jnp.ones(3))\ng[0] *= 0\n", 6, 1, ".multiply("),
         Invalid("import jax\nimport numpy as np\nx = jax.device_put(np.zeros(3))\nx[1] = 2\n", 4, 1),
