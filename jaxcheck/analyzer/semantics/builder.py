@@ -23,8 +23,9 @@ from jaxcheck.analyzer.semantics.bindings import MUTATING_METHODS, CallableOrigi
 from jaxcheck.analyzer.semantics.program_order import CallEvent
 from jaxcheck.analyzer.semantics.prng import is_key_like_name
 from jaxcheck.analyzer.semantics import shapes
-from jaxcheck.analyzer.semantics.parameter_use import (FORMATTING_CALLS, KEY_REWRAP, KEY_VIEWS, PROBE_ATTRIBUTES, PROBE_CALLS, TREE_MAPS,
-                                                        ParameterUse)
+from jaxcheck.analyzer.semantics.parameter_use import (
+    FORMATTING_CALLS, KEY_REWRAP, KEY_VIEWS, PROBE_ATTRIBUTES, PROBE_CALLS, TREE_MAPS, ParameterUse,
+)
 from jaxcheck.analyzer.semantics.records import ModuleRecords, OuterName, TransformSite
 from jaxcheck.analyzer.semantics.scopes import (
     VARIABLE,

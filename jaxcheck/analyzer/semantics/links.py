@@ -54,7 +54,7 @@ def _function_group(function: FunctionSummary) -> list[str]:
 
 def _argument_names(arguments: CallArguments) -> list[str]:
     names = [target for _, target, _ in arguments.callables]
-    for deps in (*arguments.positional, *(deps for _, deps in arguments.keywords)):
+    for deps in arguments.all_deps():
         names += _dep_names(deps)
     return names
 

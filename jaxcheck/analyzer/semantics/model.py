@@ -79,7 +79,7 @@ class SemanticModel:
         """`deps`, about to be evaluated by the solve: the functions of other modules whose return
         values they may hold (through what this module's functions return, too) are recorded in
         :attr:`reads` (`RETURNS`), as what the solve says they return decides the answer."""
-        pending = [dep for dep in nested_deps(deps) if dep not in self._asked_deps]
+        pending = list(nested_deps(deps))
         while pending:
             dep = pending.pop()
             if dep in self._asked_deps:

@@ -345,8 +345,7 @@ class Solution:
         """The functions of other modules that `summary`'s calls pass values to: whether what such a
         call returns is traced depends on what they return (see :meth:`_return_facts`)."""
         own = summary.functions
-        keys = {key for edge in summary.edges
-                if any(edge.arguments.positional) or any(deps for _, deps in edge.arguments.keywords)
+        keys = {key for edge in summary.edges if any(edge.arguments.all_deps())
                 if (key := self._key_of(edge.callee)) is not None and key not in own}
         return sorted(keys)
 

@@ -126,6 +126,10 @@ class CallArguments:
     an imported name), or an instance of a class of this module, as its `__call__`; with the number of
     leading parameters already bound (1 for the instance's `self`)."""
 
+    def all_deps(self) -> tuple[Deps, ...]:
+        """The dependencies of every argument, positional then keyword."""
+        return (*self.positional, *(deps for _, deps in self.keywords))
+
     def bind(self, function: Signature) -> dict[str, Deps]:
         """Map `function`'s parameter names to the dependencies of the arguments passed to them; empty
         when the arguments do not fit the signature (too many, an unknown keyword): that call fails."""
@@ -448,5 +452,5 @@ def nested_deps(deps: Deps) -> Iterator[Dep]:
         if isinstance(dep, OpaqueDep):
             pending += dep.inputs
         elif isinstance(dep, CallDep):
-            for argument in (*dep.arguments.positional, *(deps for _, deps in dep.arguments.keywords)):
+            for argument in dep.arguments.all_deps():
                 pending += argument
