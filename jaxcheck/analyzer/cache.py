@@ -30,7 +30,7 @@ from jaxcheck.analyzer.outcome import FileOutcome
 
 DEFAULT_CACHE_DIR = ".jaxcheck_cache"
 FORMAT = "jaxcheck-cache"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 """Bump when the entry layout changes: entries of other versions are then ignored."""
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
 """Larger entries are not ours (a result is a few kilobytes): ignored without being parsed."""

@@ -4,12 +4,19 @@ Decoding never runs code named by the data: it builds only the classes the decla
 (the data names a class just to choose among the members of a union) and rejects anything else with
 :class:`CodecError`. Supported hints: `None`, `bool`, `int`, `str`, `Literal`, `tuple[X, ...]`,
 fixed tuples, `frozenset[X]`, `list[X]`, `dict[K, V]`, unions and dataclasses built from them.
+
+Shared nodes: an instance of a class marked `__codec_shared__` (the model's interned dependencies, a
+DAG that threads values through helpers) is written in full where one encoding first meets it, with a
+number (`"&"`), and as a reference (`{"*": number}`) wherever it meets it again, so the output is linear
+in the distinct nodes, not in the paths to them. A reference may only name a node already read, of the
+class the declared type allows.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import sys
+import threading
 import types
 import typing
 from collections.abc import Callable
@@ -18,7 +25,19 @@ from typing import Any, Literal, TypeVar, Union
 
 T = TypeVar("T")
 _TAG = "@"
+_NUMBER = "&"
+_REFERENCE = "*"
 _PACKAGE = "jaxcheck."
+
+
+class _Shared(threading.local):
+    """The shared nodes met so far by the encoding or decoding running on this thread (None: none runs)."""
+
+    numbers: dict[object, int] | None = None
+    nodes: list[object] | None = None
+
+
+_shared = _Shared()
 
 
 class CodecError(ValueError):
@@ -27,6 +46,16 @@ class CodecError(ValueError):
 
 def encode(value: object) -> object:
     """`value` as nested lists, dicts, strings, numbers, booleans and None (what `json` writes)."""
+    if _shared.numbers is not None:
+        return _encode(value)
+    _shared.numbers = {}
+    try:
+        return _encode(value)
+    finally:
+        _shared.numbers = None
+
+
+def _encode(value: object) -> object:
     kind: Any = type(value)
     if value is None or kind is str or kind is int or kind is bool or isinstance(value, (bool, int, str)):
         return value
@@ -35,9 +64,9 @@ def encode(value: object) -> object:
     if isinstance(value, (tuple, list, frozenset, set)):
         if _all_str(value):  # none, or names and keys: as they are
             return list(value)
-        return [encode(item) for item in value]
+        return [_encode(item) for item in value]
     if isinstance(value, dict):
-        return [[encode(key), encode(item)] for key, item in value.items()]
+        return [[_encode(key), _encode(item)] for key, item in value.items()]
     raise CodecError(f"cannot encode a {type(value).__name__}")
 
 
@@ -57,14 +86,22 @@ def _instance_encoder(cls: Any) -> Encoder:
     names = _field_names(cls) or ()
     tag = cls.__qualname__
     fields: list[tuple[str, Encoder]] = []
+    shared = getattr(cls, "__codec_shared__", False)
 
     def instance(value: Any) -> object:
         if not fields:  # built on first use: field types may refer to `cls` itself
             hints = _hints(cls)
             fields.extend((name, _encoder(hints[name])) for name in names)
+        numbers = _shared.numbers
+        if shared and numbers is not None:
+            number = numbers.get(value)
+            if number is not None:
+                return {_REFERENCE: number}
         encoded: dict[str, object] = {_TAG: tag}
         for name, encode_field in fields:
             encoded[name] = encode_field(getattr(value, name))
+        if shared and numbers is not None:
+            encoded[_NUMBER] = numbers[value] = len(numbers)
         return encoded
 
     return instance
@@ -75,25 +112,25 @@ def _encoder(hint: Any) -> Encoder:
     """A function that encodes values declared of type `hint`: by the declared type when the value
     has it, else as :func:`encode` does (the output is the same either way)."""
     if hint in (None, type(None), bool, int, str) or typing.get_origin(hint) is Literal:
-        return encode
+        return _encode
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         exact = _instance_encoder(hint)
-        return lambda value: exact(value) if type(value) is hint else encode(value)
+        return lambda value: exact(value) if type(value) is hint else _encode(value)
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (tuple, frozenset, list) and (origin is not tuple or (len(args) == 2 and args[1] is Ellipsis)):
         if args[0] is str:  # names and keys: as they are
-            return lambda value: list(value) if type(value) is origin and _all_str(value) else encode(value)
+            return lambda value: list(value) if type(value) is origin and _all_str(value) else _encode(value)
         item = _encoder(args[0])
-        return lambda value: [item(member) for member in value] if type(value) is origin else encode(value)
+        return lambda value: [item(member) for member in value] if type(value) is origin else _encode(value)
     if origin is tuple:
         members = [_encoder(arg) for arg in args]
         return lambda value: ([member(part) for member, part in zip(members, value)]
-                              if type(value) is tuple and len(value) == len(members) else encode(value))
+                              if type(value) is tuple and len(value) == len(members) else _encode(value))
     if origin is dict:
         key, item = _encoder(args[0]), _encoder(args[1])
         return lambda value: ([[key(name), item(member)] for name, member in value.items()]
-                              if type(value) is dict else encode(value))
-    return encode  # unions and anything else: by the value's own type
+                              if type(value) is dict else _encode(value))
+    return _encode  # unions and anything else: by the value's own type
 
 
 def _all_str(values: Any) -> bool:
@@ -103,7 +140,13 @@ def _all_str(values: Any) -> bool:
 
 def decode(hint: Any, data: object) -> Any:
     """The value of type `hint` that :func:`encode` turned into `data`; CodecError when it is not one."""
-    return _decoder(hint)(data)
+    if _shared.nodes is not None:
+        return _decoder(hint)(data)
+    _shared.nodes = []
+    try:
+        return _decoder(hint)(data)
+    finally:
+        _shared.nodes = None
 
 
 Decoder = Callable[[object], Any]
@@ -209,7 +252,9 @@ def _union_decoder(members: tuple[Any, ...]) -> Decoder:
     plain = [_lazy(member) for member in members if not dataclasses.is_dataclass(member)]
 
     def union(data: object) -> Any:
-        if isinstance(data, dict):  # a dataclass: its tag says which member
+        if isinstance(data, dict):  # a dataclass: its tag says which member (a reference: the node's class)
+            if _REFERENCE in data:
+                return _referenced(data, tuple(tagged.values()))
             member = tagged.get(data.get(_TAG))  # type: ignore[arg-type]
             if member is None:
                 raise CodecError(f"unexpected class tag {data.get(_TAG)!r}")
@@ -227,11 +272,14 @@ def _union_decoder(members: tuple[Any, ...]) -> Decoder:
 
 def _dataclass_decoder(cls: Any) -> Decoder:
     names = [f.name for f in dataclasses.fields(cls)]
-    expected = {_TAG, *names}
+    shared = getattr(cls, "__codec_shared__", False)
+    expected = {_TAG, *names, *([_NUMBER] if shared else [])}
     fields: list[tuple[str, Callable[[], Decoder]]] = []
 
     def dataclass(data: object) -> Any:
         values = _expect(data, dict)
+        if shared and _REFERENCE in values:
+            return _referenced(values, (cls,))
         if values.get(_TAG) != cls.__qualname__:
             raise CodecError(f"expected a {cls.__qualname__}, got {values.get(_TAG)!r}")
         if len(values) != len(expected) or values.keys() != expected:
@@ -239,9 +287,26 @@ def _dataclass_decoder(cls: Any) -> Decoder:
         if not fields:
             hints = _hints(cls)
             fields.extend((name, _lazy(hints[name])) for name in names)
-        return cls(**{name: decoder()(values[name]) for name, decoder in fields})
+        made = cls(**{name: decoder()(values[name]) for name, decoder in fields})
+        if shared:
+            nodes = _shared.nodes
+            if nodes is None or values[_NUMBER] != len(nodes):
+                raise CodecError(f"{cls.__qualname__} is not numbered in reading order")
+            nodes.append(made)
+        return made
 
     return dataclass
+
+
+def _referenced(data: dict[Any, Any], allowed: tuple[Any, ...]) -> Any:
+    """The node an earlier part of the same data numbered, when it is of an `allowed` class."""
+    number, nodes = data.get(_REFERENCE), _shared.nodes
+    if len(data) != 1 or type(number) is not int or nodes is None or not 0 <= number < len(nodes):
+        raise CodecError("a reference to no node read before")
+    node = nodes[number]
+    if type(node) not in allowed:
+        raise CodecError(f"a reference to a {type(node).__qualname__}, not a {allowed[0].__qualname__}")
+    return node
 
 
 @cache

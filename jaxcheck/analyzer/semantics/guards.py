@@ -133,9 +133,10 @@ class GuardReader:
                 self.scope.env[item.name] = UNKNOWN
         if unless or absent or truthy:
             guard = Guard(frozenset(unless), frozenset(absent), frozenset(truthy))
+            guarding = _Guarding(function.key, guard)
             for env in {id(scope.env): scope.env for scope in (self.scope, function)}.values():
                 for name, value in env.items():
-                    env[name] = _guarded(value, function.key, guard)
+                    env[name] = guarding.value(value)
 
     def _eager_alternatives(self, node: cst.If) -> Narrowing:
         """`if EAGER: <Python control flow on pred> else: lax.cond(pred, ...)`: when a concrete test chooses
@@ -221,32 +222,51 @@ class GuardReader:
             self._assume_narrowed(names)
 
 
-def _guarded(value: Value, function: str, guard: Guard) -> Value:
-    """`value` as it exists in a branch that runs only where `guard` holds for `function`."""
-    if not value.deps and value.elements is None and value.fields is None:
-        return value
-    elements = None if value.elements is None else tuple(_guarded(e, function, guard) for e in value.elements)
-    fields = None if value.fields is None else tuple((k, _guarded(v, function, guard)) for k, v in value.fields)
-    return replace(value, deps=_guarded_deps(value.deps, function, guard), elements=elements, fields=fields)
+class _Guarding:
+    """Adds one guard to `function`'s dependencies, in values and in the calls and opaque results they
+    hold. Memoised per dependency: a DAG that threads values through helpers is rewritten once per
+    node, never unfolded into a tree (the work is linear in the distinct nodes it holds)."""
 
+    def __init__(self, function: str, guard: Guard) -> None:
+        self.function = function
+        self.guard = guard
+        self._done: dict[Dep, Dep] = {}
+        self._sets: dict[Deps, Deps] = {}
 
-def _guarded_deps(deps: Deps, function: str, guard: Guard) -> Deps:
-    """`deps` with the guard added to `function`'s parameters, also where they are passed to a call."""
-    unless, absent, truthy = guard
-    guarded: set[Dep] = set()
-    for dep in deps:
-        if isinstance(dep, (ParamDep, StagedDep)) and dep.function == function:
-            dep = replace(dep, unless=dep.unless | unless, absent=dep.absent | absent, truthy=dep.truthy | truthy)
-        elif isinstance(dep, CallDep) and dep.caller == function:
+    def value(self, value: Value) -> Value:
+        """`value` as it exists in a branch that runs only where the guard holds."""
+        if not value.deps and value.elements is None and value.fields is None:
+            return value
+        elements = None if value.elements is None else tuple(self.value(e) for e in value.elements)
+        fields = None if value.fields is None else tuple((k, self.value(v)) for k, v in value.fields)
+        return replace(value, deps=self.deps(value.deps), elements=elements, fields=fields)
+
+    def deps(self, deps: Deps) -> Deps:
+        """`deps` with the guard added to the function's parameters, also where they are passed to a call."""
+        done = self._sets.get(deps)
+        if done is None:
+            done = self._sets[deps] = frozenset(map(self.dep, deps))
+        return done
+
+    def dep(self, dep: Dep) -> Dep:
+        done = self._done.get(dep)
+        if done is None:
+            done = self._done[dep] = self._rewrite(dep)
+        return done
+
+    def _rewrite(self, dep: Dep) -> Dep:
+        unless, absent, truthy = self.guard
+        if isinstance(dep, (ParamDep, StagedDep)) and dep.function == self.function:
+            return replace(dep, unless=dep.unless | unless, absent=dep.absent | absent, truthy=dep.truthy | truthy)
+        if isinstance(dep, CallDep) and dep.caller == self.function:
             arguments = dep.arguments
-            positional = tuple(_guarded_deps(d, function, guard) for d in arguments.positional)
-            keywords = tuple((k, _guarded_deps(d, function, guard)) for k, d in arguments.keywords)
-            dep = replace(dep, arguments=replace(arguments, positional=positional, keywords=keywords),
-                          unless=dep.unless | unless, absent=dep.absent | absent, truthy=dep.truthy | truthy)
-        elif isinstance(dep, OpaqueDep):
-            dep = OpaqueDep(_guarded_deps(dep.inputs, function, guard))
-        guarded.add(dep)
-    return frozenset(guarded)
+            positional = tuple(map(self.deps, arguments.positional))
+            keywords = tuple((k, self.deps(d)) for k, d in arguments.keywords)
+            return replace(dep, arguments=replace(arguments, positional=positional, keywords=keywords),
+                           unless=dep.unless | unless, absent=dep.absent | absent, truthy=dep.truthy | truthy)
+        if isinstance(dep, OpaqueDep):
+            return OpaqueDep(self.deps(dep.inputs))
+        return dep
 
 
 def _is_docstring(statement: cst.CSTNode) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from jaxcheck.analyzer.semantics.summary import FunctionSummary, ModuleSummary
-from jaxcheck.analyzer.semantics.values import CallArguments, CallDep, Deps, OpaqueDep, ParamDep, StagedDep
+from jaxcheck.analyzer.semantics.values import CallArguments, CallDep, Deps, ParamDep, StagedDep, nested_deps
 
 
 def link_groups(summary: ModuleSummary) -> Iterator[list[str]]:
@@ -54,18 +54,15 @@ def _function_group(function: FunctionSummary) -> list[str]:
 
 def _argument_names(arguments: CallArguments) -> list[str]:
     names = [target for _, target, _ in arguments.callables]
-    for deps in arguments.all_deps():
-        names += _dep_names(deps)
-    return names
+    return names + _dep_names(frozenset().union(*arguments.all_deps()))
 
 
 def _dep_names(deps: Deps) -> list[str]:
+    """The functions `deps` name, each dependency of the DAG read once (see `nested_deps`)."""
     names: list[str] = []
-    for dep in deps:
+    for dep in nested_deps(deps):
         if isinstance(dep, (ParamDep, StagedDep)):
             names.append(dep.function)
         elif isinstance(dep, CallDep):
-            names += [dep.caller, dep.callee, *_argument_names(dep.arguments)]
-        elif isinstance(dep, OpaqueDep):
-            names += _dep_names(dep.inputs)
+            names += [dep.caller, dep.callee, *(target for _, target, _ in dep.arguments.callables)]
     return names

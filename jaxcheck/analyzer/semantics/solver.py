@@ -194,7 +194,7 @@ class Solution:
     """Per (function, parameter), how that parameter first came to receive tracers."""
     converged: bool = True
     """False when the fixpoint stopped at MAX_ROUNDS with facts still changing."""
-    _cache: dict[Dep, bool] = field(default_factory=dict)
+    _cache: dict[tuple[Dep, _Frame | None], bool] = field(default_factory=dict)
     _holds: dict[Dep, bool] = field(default_factory=dict)
     _returns: dict[tuple[str, Context, bool, int | None], bool] = field(default_factory=dict)
     _in_progress: set[tuple[str, Context, bool, int | None]] = field(default_factory=set)
@@ -599,14 +599,15 @@ class Solution:
         return any(self._dep_traced(dep, frame) for dep in deps)
 
     def _dep_traced(self, dep: Dep, frame: _Frame | None) -> bool:
-        if frame is None:
-            cached = self._cache.get(dep)
-            if cached is not None:
-                return cached
+        """Memoized per (dependency, frame): a DAG of nested calls is evaluated once per node and frame."""
+        memo = (dep, frame)
+        cached = self._cache.get(memo)
+        if cached is not None:
+            return cached
         cuts = self._cuts
         result = self._evaluate(dep, frame)
-        if frame is None and self._cuts == cuts:
-            self._cache[dep] = result
+        if self._cuts == cuts:
+            self._cache[memo] = result
         return result
 
     def _evaluate(self, dep: Dep, frame: _Frame | None) -> bool:

@@ -23,14 +23,17 @@ The model only ever reports values it can prove traced (the pyflakes promise).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, fields, is_dataclass, replace
 from functools import lru_cache
 from typing import Protocol, TypeAlias, Union
 
+from jaxcheck.analyzer.semantics.interning import InternedNode
+
 
 @dataclass(frozen=True, slots=True)
-class ParamDep:
+class ParamDep(InternedNode):
     """The value flows from parameter `name` of `function`. With `unless`, it exists only where those
     parameters of `function` are concrete (after `if isinstance(p, Tracer): raise`); with `absent`, only
     where they are None (under `if p is None:`); with `truthy`, only where they are true (under `if p:`,
@@ -51,7 +54,7 @@ class ParamDep:
 
 
 @dataclass(frozen=True, slots=True)
-class StagedDep:
+class StagedDep(InternedNode):
     """The result of a JAX array operation in `function`: a tracer wherever `function` runs staged.
     With `unless`/`absent`/`truthy` (the operation sits in a guarded branch, as for :class:`ParamDep`),
     only in the staged ways of calling it where those guards hold."""
@@ -68,7 +71,7 @@ class StagedDep:
 
 
 @dataclass(frozen=True, slots=True)
-class OpaqueDep:
+class OpaqueDep(InternedNode):
     """The result of an opaque call (`optax.global_norm(g)`, `net.apply(w, x)`, `fn(x)`) on values
     with dependencies `inputs`: functions of arrays return arrays, so it holds a tracer whenever an
     input is one. Never traced for `is_traced` (a library may return a Python bool or a shape), only for
@@ -100,7 +103,7 @@ JAX array (immutable, traced or not)."""
 
 
 @dataclass(frozen=True, slots=True)
-class CallArguments:
+class CallArguments(InternedNode):
     """The arguments of one call, as dependency sets; `bound_positional` leading parameters are
     already bound (`self` of a method call, arguments given to `functools.partial`).
     `array_positions`/`array_keywords` name the arguments known to be arrays whenever they are
@@ -207,7 +210,7 @@ class CallArguments:
 
 
 @dataclass(frozen=True, slots=True)
-class CallDep:
+class CallDep(InternedNode):
     """The return value of `callee` called from `caller` with `arguments`; with `index`, the element
     at that position of the tuple it returns (`a, b = f(x)`). `unless`/`absent`/`truthy` are the guards of the
     branch the call sits in (see :class:`ParamDep`): the callee runs staged only where they hold."""
@@ -432,25 +435,62 @@ def _unguarded_all(deps: Deps) -> Deps:
 
 def canonical_text(value: object) -> str:
     """A text of `value` (frozen dataclasses, sets, tuples and plain values nested) that is the same in
-    every process: `repr` orders a set of strings by hash, which differs between interpreters."""
+    every process: `repr` orders a set of strings by hash, which differs between interpreters.
+
+    Cost: an interned node's text is computed once (memoised), and one nested in another stands there
+    as a digest of its own text once that is long, so a DAG renders in time and space linear in its
+    distinct nodes, however many paths reach a shared one."""
     if isinstance(value, (frozenset, set)):
-        return "{" + ",".join(sorted(map(canonical_text, value))) + "}"
+        return "{" + ",".join(sorted(map(_nested_text, value))) + "}"
     if isinstance(value, (tuple, list)):
-        return "(" + ",".join(map(canonical_text, value)) + ")"
+        return "(" + ",".join(map(_nested_text, value)) + ")"
+    if isinstance(value, InternedNode):
+        return _node_text(value)
     if is_dataclass(value) and not isinstance(value, type):
-        inner = ",".join(canonical_text(getattr(value, field.name)) for field in fields(value))
+        inner = ",".join(_nested_text(getattr(value, field.name)) for field in fields(value))
         return f"{type(value).__name__}({inner})"
     return repr(value)
 
 
+_DIGESTED_TEXT = 96
+"""A nested node whose text is longer than this many characters stands in its parent's as a digest."""
+
+
+def _nested_text(value: object) -> str:
+    return _node_reference(value) if isinstance(value, InternedNode) else canonical_text(value)
+
+
+@lru_cache(maxsize=1 << 18)
+def _node_reference(node: InternedNode) -> str:
+    """How `node` stands in its parent's text: its own text, or a digest of a long one."""
+    text = _node_text(node)
+    return text if len(text) <= _DIGESTED_TEXT else "#" + hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+@lru_cache(maxsize=1 << 18)
+def _node_text(node: InternedNode) -> str:
+    inner = ",".join(_nested_text(getattr(node, field.name)) for field in fields(node))  # type: ignore[arg-type]
+    return f"{type(node).__name__}({inner})"
+
+
 def nested_deps(deps: Deps) -> Iterator[Dep]:
-    """`deps` and the dependencies nested in them: the inputs of opaque calls, the arguments of calls."""
+    """`deps` and the dependencies nested in them (the inputs of opaque calls, the arguments of calls),
+    each distinct one once: linear in the DAG, however many paths reach a shared node."""
+    seen: set[Dep] = set()
     pending = list(deps)
     while pending:
         dep = pending.pop()
+        if dep in seen:
+            continue
+        seen.add(dep)
         yield dep
-        if isinstance(dep, OpaqueDep):
-            pending += dep.inputs
-        elif isinstance(dep, CallDep):
-            for argument in dep.arguments.all_deps():
-                pending += argument
+        pending += inner_deps(dep)
+
+
+def inner_deps(dep: Dep) -> Iterator[Dep]:
+    """The dependencies directly inside `dep`: an opaque call's inputs, a call's arguments."""
+    if isinstance(dep, OpaqueDep):
+        yield from dep.inputs
+    elif isinstance(dep, CallDep):
+        for argument in dep.arguments.all_deps():
+            yield from argument
