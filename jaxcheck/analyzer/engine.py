@@ -45,11 +45,15 @@ from jaxcheck.version import __version__
 
 if TYPE_CHECKING:  # these load LibCST: imported where a file is parsed, never on a run the index answers
     import libcst as cst
+    from libcst.metadata import CodeRange
 
     from jaxcheck.analyzer.rule import NodeFix, Report, Rule
     from jaxcheck.analyzer.semantics import SemanticModel
     from jaxcheck.analyzer.semantics.model import TraceNote
     from jaxcheck.analyzer.semantics.records import ModuleRecords
+
+    _Cited = tuple[cst.Module, ModuleRecords, dict[int, CodeRange]]
+    """A file trace notes cite: its tree, its records and the ranges of the sites notes may cite."""
 
 SYNTAX_ERROR_CODE = "JAX001"
 SYNTAX_ERROR_NAME = "syntax-error"
@@ -135,7 +139,7 @@ class Linter:
         self._last_solves: dict[Path, tuple[list[ModuleSummary], Solution]] = {}
         """Per file checked in a project (:meth:`check_file_in_project`), the summaries it was last solved
         with and that solve (for the MAX_KEPT_SOLVES files checked most recently)."""
-        self._elsewhere: dict[tuple[str, str], tuple[str, tuple[cst.Module, ModuleRecords] | None]] = {}
+        self._elsewhere: dict[tuple[str, str], tuple[str, _Cited | None]] = {}
         """Other files analysed again to locate notes that cite them, by (path, module): the digest of the
         bytes read, and the tree with its records (None: unusable)."""
 
@@ -227,7 +231,7 @@ class Linter:
             errors.append(FileError(analysis.display_path, "too deeply nested to analyze; file skipped"))
             return FileOutcome([], errors)
         errors.extend(walker.errors)
-        diagnostics = _located(analysis.display_path, model, context.reports,
+        diagnostics = _located(analysis.display_path, model, _outside_cuts(context.reports, analysis.records),
                                lambda note: self._locate_elsewhere(note, solution.digests.get(note.path, "")))
         if self.noqa:
             if UNUSED_NOQA_CODE in profile.codes:  # JAX002 needs every finding, before suppression
@@ -296,13 +300,18 @@ class Linter:
         node = site_in(found[1], note) if found is not None else None
         if found is None or node is None:
             return None
-        where = node_ranges(found[0], [node]).get(id(node))
+        tree, records, ranges = found
+        if not ranges:  # every site a note may cite, in one pass over the file (not one per note)
+            sites = [*records.root_sites.values(), *(site for _, site in records.edge_sites)]
+            ranges.update(node_ranges(tree, sites))
+        where = ranges.get(id(node))
         if where is None:
             return None
         return Range(Position(where.start.line, where.start.column), Position(where.end.line, where.end.column))
 
-    def _reanalyzed(self, display_path: str, module: str) -> tuple[str, tuple[cst.Module, ModuleRecords] | None]:
-        """The digest of the file's bytes ("" when unreadable) and its tree with its records, if usable."""
+    def _reanalyzed(self, display_path: str, module: str) -> tuple[str, _Cited | None]:
+        """The digest of the file's bytes ("" when unreadable) and its tree with its records, if usable
+        (with the ranges of the sites notes cite, filled on first use)."""
         from jaxcheck.analyzer.parsing import ParseFailure, parse_source
         from jaxcheck.analyzer.semantics.builder import ModelBuilder
 
@@ -322,7 +331,7 @@ class Linter:
             records, _ = builder.build(parsed)
         except RecursionError:
             return content_digest(data), None
-        return content_digest(data), (parsed, records)
+        return content_digest(data), (parsed, records, {})
 
     @staticmethod
     def per_file_ignores(display_path: str, profile: Profile) -> tuple[str, ...]:
@@ -481,6 +490,8 @@ class Linter:
         for outcome in outcomes.values():
             report.diagnostics.extend(outcome.diagnostics)
             report.errors.extend(outcome.errors)
+            if outcome.summary is not None and outcome.summary.cut:
+                report.notes.append(_cut_note(outcome.summary))
         report.diagnostics = _deduplicated(report.diagnostics)
         if index is not None:
             if run_key is not None and state_key is not None and keys is not None and not report.errors:
@@ -700,6 +711,23 @@ def _read(path: Path, report: CheckReport) -> bytes | None:
     except OSError as exc:
         report.errors.append(FileError(str(path), f"cannot read: {exc.strerror or exc}"))
         return None
+
+
+def _cut_note(summary: ModuleSummary) -> str:
+    """The note that names the functions of a file whose work budget ran out."""
+    names = ", ".join(f"`{key.removeprefix(summary.module + '.') or key}`" for key in summary.cut)
+    return (f"note: {summary.path}: the analysis of {names} ran out of its work budget, so nothing is reported "
+            "there; please report this file to jaxcheck")
+
+
+def _outside_cuts(reports: list[Report], records: ModuleRecords) -> list[Report]:
+    """The reports not in a function whose work budget ran out (its facts are unknown: silence)."""
+    if not records.cut_nodes:
+        return reports
+    from jaxcheck.analyzer.semantics.records import cut_region
+
+    inside = {id(node) for cut in records.cut_nodes for node in cut_region(cut)}
+    return [report for report in reports if id(report.node) not in inside]
 
 
 def _located(path: str, model: SemanticModel, reports: Iterable[Report],

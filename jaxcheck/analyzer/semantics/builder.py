@@ -26,7 +26,7 @@ from jaxcheck.analyzer.semantics import shapes
 from jaxcheck.analyzer.semantics.parameter_use import (
     FORMATTING_CALLS, KEY_REWRAP, KEY_VIEWS, PROBE_ATTRIBUTES, PROBE_CALLS, TREE_MAPS, ParameterUse,
 )
-from jaxcheck.analyzer.semantics.records import ModuleRecords, OuterName, TransformSite
+from jaxcheck.analyzer.semantics.records import ModuleRecords, OuterName, TransformSite, cut_region
 from jaxcheck.analyzer.semantics.scopes import (
     VARIABLE,
     Binding,
@@ -50,7 +50,8 @@ from jaxcheck.analyzer.semantics.syntax import (
 from jaxcheck.analyzer.semantics.objects import ObjectReader
 from jaxcheck.analyzer.semantics.references import ReferenceReader
 import jaxcheck.analyzer.semantics.structure as structure
-from jaxcheck.analyzer.semantics.guards import (Guard, GuardReader, KeyTest, Narrowed, Narrowing, Slot, empty_slots,
+from jaxcheck.analyzer.semantics.budget import Budget, BudgetSpent
+from jaxcheck.analyzer.semantics.guards import (Guard, Guarding, GuardReader, KeyTest, Narrowed, Narrowing, Slot, empty_slots,
                                                  lookup_of)
 from jaxcheck.analyzer.semantics.trace_roots import TraceRootReader
 from jaxcheck.analyzer.semantics.values import (
@@ -211,7 +212,10 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         self.scope = Scope(ScopeKind.MODULE, module_name, None)
         self._pending: deque[_PendingBody] = deque()
         self._lambda_counts: dict[str, int] = {}
+        self._budget = Budget()
+        self._cut_functions: list[str] = []
         self._narrowings: dict[int, Narrowing] = {}
+        self._guardings: dict[tuple[str, Guard], Guarding] = {}
         self._function_bodies: dict[str, cst.FunctionDef] = {}
         self._rebound: dict[str, frozenset[str]] = {}
         self._unguarded_statements: set[int] = set()
@@ -223,8 +227,12 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
 
     # ----------------------------------------------------------------------------------- driving
     def build(self, module: cst.Module) -> tuple[ModuleRecords, ModuleSummary]:
-        """Interpret `module`; return the node records and the module summary."""
-        self._block(module.body)
+        """Interpret `module`; return the node records and the module summary. Within the work budget
+        (:mod:`.budget`): a function body (or the module-level code) that spends its budget is cut."""
+        try:
+            self._block(module.body)
+        except BudgetSpent:
+            self._cut(self.module_name, module)
         while self._pending:
             self._function_body(self._pending.popleft())
         functions = {
@@ -243,9 +251,20 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         roots = tuple(self._roots())
         summary = ModuleSummary(
             self.module_name, self.path, functions, roots, tuple(self.edges.values()), exports,
-            frozenset(self.repeated_calls), self.enables_x64, self.wide_dtypes,
+            frozenset(self.repeated_calls), self.enables_x64, self.wide_dtypes, tuple(self._cut_functions),
         )
         return self.records, summary
+
+    def _cut(self, key: str, node: cst.CSTNode) -> None:
+        """Function `key` (or the module-level code) spent its budget: forget what it returns and the
+        values of its expressions, and record the cut (nothing is reported inside `node`)."""
+        self._cut_functions.append(key)
+        self.records.cut_nodes.append(node)
+        for child in cut_region(node):
+            self.records.values.pop(id(child), None)
+        self.returns.pop(key, None)
+        self.tuple_returns.pop(key, None)
+        self._return_leaves.pop(key, None)
 
     def _add_edge(self, node: cst.CSTNode, edge: CallEdge) -> None:
         unless, absent, truthy = self._branch_guard()
@@ -286,6 +305,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
 
     def _block(self, statements: Sequence[cst.CSTNode]) -> None:
         for statement in statements:
+            self._budget.spend()
             handler = _STATEMENT_HANDLERS.get(type(statement))
             if handler is not None:
                 self._note_branch(statement)
@@ -700,10 +720,10 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
     def _join_env(self, other: Env) -> None:
         self._swap_env(self._merged(self._env, other))
 
-    @staticmethod
-    def _merged(first: Env, second: Env) -> Env:
+    def _merged(self, first: Env, second: Env) -> Env:
         """The environment after two paths join: values joined name by name. A name that has no value
         on one path (unbound or unknown there) keeps the other path's facts but no certain shape."""
+        self._budget.spend(len(first) + len(second))
         merged = dict(first)
         for name, value in second.items():
             current = merged.get(name)
@@ -1110,9 +1130,13 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         outer, branches, loops, empty, lookups = self.scope, self._branches, self._loops, self._empty_slots, self._lookups
         self.scope = self._function_scope(node, pending.key, pending.scope)
         self._branches, self._loops, self._empty_slots, self._lookups = [], [], [], {}
+        enclosing = self._budget.enter_function()
         try:
             self._suite(node.body)
+        except BudgetSpent:
+            self._cut(pending.key, node)
         finally:
+            self._budget.leave_function(enclosing)
             self.scope, self._branches, self._loops, self._empty_slots, self._lookups = outer, branches, loops, empty, lookups
 
     def _eval_parameter_defaults(self, params: cst.Parameters) -> None:
@@ -1123,6 +1147,7 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
     # ------------------------------------------------------------------------------ expressions
     def _eval(self, node: cst.BaseExpression) -> Value:
         """Interpret `node` and its sub-expressions; record and return its abstract value."""
+        self._budget.spend()
         handler = _EXPRESSION_HANDLERS.get(type(node))
         value = handler(self, node) if handler is not None else UNKNOWN
         if value:

@@ -18,6 +18,7 @@ from typing import NamedTuple
 import libcst as cst
 
 import jaxcheck.analyzer.semantics.jax_api as jax_api
+from jaxcheck.analyzer.semantics.budget import STEPS
 from jaxcheck.analyzer.semantics.records import ModuleRecords
 from jaxcheck.analyzer.semantics.scopes import Scope, ScopeKind, qualified_name
 from jaxcheck.analyzer.semantics.summary import FunctionSummary
@@ -55,6 +56,7 @@ class GuardReader:
     records: ModuleRecords
     functions: dict[str, FunctionSummary]
     _narrowings: dict[int, Narrowing]
+    _guardings: dict[tuple[str, Guard], Guarding]
     _rejects_tracers: dict[str, frozenset[str]]
     _conditional: int
     _concrete_after_statement: set[Narrowed]
@@ -133,7 +135,9 @@ class GuardReader:
                 self.scope.env[item.name] = UNKNOWN
         if unless or absent or truthy:
             guard = Guard(frozenset(unless), frozenset(absent), frozenset(truthy))
-            guarding = _Guarding(function.key, guard)
+            guarding = self._guardings.get((function.key, guard))
+            if guarding is None:
+                guarding = self._guardings[(function.key, guard)] = Guarding(function.key, guard)
             for env in {id(scope.env): scope.env for scope in (self.scope, function)}.values():
                 for name, value in env.items():
                     env[name] = guarding.value(value)
@@ -222,10 +226,12 @@ class GuardReader:
             self._assume_narrowed(names)
 
 
-class _Guarding:
+class Guarding:
     """Adds one guard to `function`'s dependencies, in values and in the calls and opaque results they
-    hold. Memoised per dependency: a DAG that threads values through helpers is rewritten once per
-    node, never unfolded into a tree (the work is linear in the distinct nodes it holds)."""
+    hold. Memoised per dependency, for the whole file: a DAG that threads values through helpers is
+    rewritten once per node, never unfolded into a tree, and a later branch with the same guard
+    (`if debug:` after every step) rewrites only the nodes made since. The work is linear in the
+    distinct nodes times the distinct guards of a function."""
 
     def __init__(self, function: str, guard: Guard) -> None:
         self.function = function
@@ -255,6 +261,7 @@ class _Guarding:
         return done
 
     def _rewrite(self, dep: Dep) -> Dep:
+        STEPS.spend()
         unless, absent, truthy = self.guard
         if isinstance(dep, (ParamDep, StagedDep)) and dep.function == self.function:
             return replace(dep, unless=dep.unless | unless, absent=dep.absent | absent, truthy=dep.truthy | truthy)

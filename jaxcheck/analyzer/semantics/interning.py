@@ -70,8 +70,8 @@ def interned_count() -> int:
 
 
 def _fields_getter(cls: type) -> Callable[[Any], tuple[object, ...]]:
-    names = [field.name for field in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    names = [field.name for field in dataclasses.fields(cls)]
     if len(names) == 1:
         single = operator.attrgetter(names[0])
         return lambda node: (single(node),)
-    return operator.attrgetter(*names)  # type: ignore[return-value]
+    return operator.attrgetter(*names)

@@ -24,6 +24,7 @@ from typing import Literal, Optional
 import libcst as cst
 
 import jaxcheck.analyzer.semantics.jax_api as jax_api
+from jaxcheck.analyzer.semantics.budget import STEPS
 from jaxcheck.analyzer.semantics.syntax import bound_names, chain_root, dotted, runs_once, target_names
 from jaxcheck.analyzer.tree import child_nodes, scan
 
@@ -81,6 +82,7 @@ def _join(*states: State) -> State:
     for state in states:
         if state is None:
             continue
+        STEPS.spend(len(state))
         if result is None:
             result = dict(state)
             continue
@@ -266,6 +268,7 @@ class _Analysis:
         return self.block(suite.body, state) if isinstance(suite, cst.SimpleStatementSuite) else state
 
     def statement(self, node: cst.CSTNode, state: dict[str, _Key]) -> State:
+        STEPS.spend()
         if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             return self.block(node.body, state)
         if isinstance(node, cst.Expr):
@@ -414,6 +417,7 @@ class _Analysis:
 
     def expr(self, node: cst.CSTNode, state: dict[str, _Key]) -> dict[str, _Key]:
         """Evaluate `node` in Python's order; consumptions update `state` (returned)."""
+        STEPS.spend()
         if isinstance(node, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
             return state
         if isinstance(node, cst.IfExp):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -11,6 +12,7 @@ from jaxcheck.analyzer.semantics.program_order import ProgramOrder
 from jaxcheck.analyzer.semantics.scopes import BindingKind
 from jaxcheck.analyzer.semantics.summary import CallEdge, TraceSpec
 from jaxcheck.analyzer.semantics.values import Deps, Value
+from jaxcheck.analyzer.tree import descendants
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +52,8 @@ class ModuleRecords:
     edge_sites: list[tuple[CallEdge, cst.CSTNode]] = field(default_factory=list)
     """Each call edge with its call node, for notes that cite it (see :meth:`site_of_edge`)."""
     _edge_index: dict[CallEdge, cst.CSTNode] | None = None
+    cut_nodes: list[cst.CSTNode] = field(default_factory=list)
+    """The function definitions (or the module) whose work budget ran out: nothing is reported in them."""
 
     def site_of_edge(self, edge: CallEdge) -> cst.CSTNode | None:
         """The node of a call edge equal to `edge` (the first such call), indexed on first use."""
@@ -144,3 +148,10 @@ class ModuleRecords:
     shaped_names: dict[int, tuple[str, str]] = field(default_factory=dict)
     """Reads of a name whose value has a certain shape, by id: (key of the scope that owns the name, name).
     A `global`/`nonlocal` write in a function (interpreted later) can still rebind it."""
+
+
+def cut_region(cut: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes a cut covers (see :attr:`ModuleRecords.cut_nodes`): a function's whole definition; for
+    the module, its module-level code (the bodies of the functions it defined before the cut were
+    interpreted on their own budgets)."""
+    return descendants(cut, outside=(cst.FunctionDef,) if isinstance(cut, cst.Module) else ())

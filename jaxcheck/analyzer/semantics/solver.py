@@ -8,9 +8,11 @@ modules through qualified names and re-exports.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field, replace
 
+from jaxcheck.analyzer.semantics.budget import STEPS
 from jaxcheck.analyzer.semantics.jax_api import BATCHING_TRANSFORMS, CUSTOM_DERIVATIVES, DIFFERENTIATING
 from jaxcheck.analyzer.semantics.links import linked_names
 from jaxcheck.analyzer.semantics.summary import CallEdge, FunctionSummary, ModuleSummary, TraceRoot, TraceSpec
@@ -37,7 +39,10 @@ no re-export)."""
 FACETS = (DRAWS, STAGED_ROOT, ARRAY_LEAVES)
 MAX_REEXPORT_HOPS = 8
 MAX_ROUNDS = 100
-"""A bound on fixpoint rounds: guards (`ParamDep.unless`) make the solve non-monotone in principle."""
+"""A bound on fixpoint rounds: guards (`ParamDep.unless`) make the solve non-monotone in principle. A
+round visits callers before callees (:func:`callers_first`), so a chain of calls of any length is
+carried in one round; another round is needed only for facts that flow against the call order (a
+callee's return value read by its caller, a cycle), so real projects settle in a few."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +209,7 @@ class Solution:
     do not depend on the order sets are walked in)."""
     _traces: dict[str, FunctionTrace | None] = field(default_factory=dict)
     _return_texts: dict[str, str] = field(default_factory=dict)
+    _chain_digests: dict[tuple[str, str | None], str] = field(default_factory=dict)
     _callers_of: dict[str, set[str]] | None = None
 
     def forget_evaluations(self) -> None:
@@ -237,27 +243,57 @@ class Solution:
         cycle-safe."""
         links: list[ChainLink] = []
         seen: set[str] = set()
-        current: str | None = key
-        while current is not None and current not in seen:
-            seen.add(current)
-            witness = self.param_witnesses.get((current, param)) if param is not None else None
-            witness = witness or self.witnesses.get(current)
-            if witness is None:
+        step: tuple[str, str | None] | None = (key, param)
+        while step is not None and step[0] not in seen:
+            seen.add(step[0])
+            found = self._chain_step(*step)
+            if found is None:
                 break
-            edge = witness.edge
-            if witness.root is not None or edge is None:
-                links.append(ChainLink(current, witness))
-                maker = witness.root.spec.caches_with if witness.root is not None else None
-                if maker is None or current not in self.keepers or maker not in self.keepers:
-                    break
-                current, param = maker, None  # a body made per call is cached by its maker's trace
-                continue
-            context = self.contexts.get(current, {}).get(edge)
-            links.append(ChainLink(current, witness, context.traced if context is not None else frozenset()))
-            param = self._caller_param(edge, current, param)
-            current = edge.caller
+            link, step = found
+            links.append(link)
         links.reverse()
         return links
+
+    def _chain_step(self, current: str, param: str | None) -> tuple[ChainLink, tuple[str, str | None] | None] | None:
+        """One link of :meth:`trace_chain`: how `current` (its `param`) became traced, and the function
+        (and parameter) the chain goes on with, if any; None when `current` is not traced."""
+        witness = self.param_witnesses.get((current, param)) if param is not None else None
+        witness = witness or self.witnesses.get(current)
+        if witness is None:
+            return None
+        edge = witness.edge
+        if witness.root is not None or edge is None:
+            maker = witness.root.spec.caches_with if witness.root is not None else None
+            if maker is None or current not in self.keepers or maker not in self.keepers:
+                return ChainLink(current, witness), None
+            return ChainLink(current, witness), (maker, None)  # a body made per call is cached by its maker's trace
+        context = self.contexts.get(current, {}).get(edge)
+        link = ChainLink(current, witness, context.traced if context is not None else frozenset())
+        return link, (edge.caller, self._caller_param(edge, current, param))
+
+    def _chain_digest(self, key: str, param: str | None) -> str:
+        """A digest of what :meth:`trace_chain` gives for `key` and `param` (see :meth:`_chain_texts`).
+        Memoised per (function, parameter) along chains that meet no cycle, so the digests of every
+        function of a chain of n calls cost O(n), not O(n²)."""
+        path: list[tuple[tuple[str, str | None], ChainLink]] = []
+        seen: set[str] = set()
+        step: tuple[str, str | None] | None = (key, param)
+        known = ""
+        while step is not None:
+            if step in self._chain_digests:
+                known = self._chain_digests[step]
+                break
+            if step[0] in seen:  # a cycle: where the chain stops depends on where it began
+                return _digest(repr([_link_text(link) for link in self.trace_chain(key, param)]))
+            seen.add(step[0])
+            found = self._chain_step(*step)
+            if found is None:
+                break
+            path.append((step, found[0]))
+            step = found[1]
+        for start, link in reversed(path):
+            known = self._chain_digests[start] = _digest(repr((_link_text(link), known)))
+        return known
 
     def _caller_param(self, edge: CallEdge, callee: str, param: str | None) -> str | None:
         """The traced parameter of `edge.caller` that the call passes to `callee`'s `param`, if any."""
@@ -521,8 +557,7 @@ class Solution:
         records the digests of the files its notes cite, see `FileOutcome.cited`.)"""
         if key not in self.transforms:
             return []
-        return [repr([(link.function, link.witness.path, _witness_text(link.witness), sorted(link.traced))
-                      for link in self.trace_chain(key, param)])
+        return [repr((key, param, self._chain_digest(key, param)))
                 for param in (None, *sorted(self.traced_params.get(key, ())))]
 
     def applied_transforms(self, key: str) -> frozenset[str]:
@@ -611,6 +646,7 @@ class Solution:
         return result
 
     def _evaluate(self, dep: Dep, frame: _Frame | None) -> bool:
+        STEPS.spend()
         if isinstance(dep, ParamDep):
             if frame is not None and dep.function == frame.callee:
                 return frame.context.reaches(dep)
@@ -664,6 +700,15 @@ def findings_part(signature: str) -> str:
     findings depend on, all but their notes: when only the rest differs, a lint without findings
     stays the same."""
     return signature.partition(f"\n{NOTES_MARK}\n")[0]
+
+
+def _link_text(link: ChainLink) -> str:
+    """What a note made from `link` says and where it points (see `Solution._chain_texts`)."""
+    return repr((link.function, link.witness.path, _witness_text(link.witness), sorted(link.traced)))
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 def _witness_text(witness: Witness) -> str:
@@ -763,13 +808,16 @@ def solve(summaries: Iterable[ModuleSummary], project_modules: Iterable[str] = (
             del solution.differentiated[key]  # a custom derivative's function runs on primal values
     fresh_bodies = {(key, spec.caches_with) for key, specs in ((k, solution.contexts.get(k, {})) for k in root_keys)
                     for spec in specs if isinstance(spec, TraceSpec) and spec.caches_with is not None}
+    order = callers_first(solution.callees)
     changed = True
     for _ in range(MAX_ROUNDS):
         if not changed:
             break
         changed = False
         solution.forget_evaluations()
-        for caller in list(solution.transforms):
+        for caller in order:
+            if caller not in solution.transforms:
+                continue
             for edge, callee in edges_by_caller.get(caller, ()):
                 passed_in = passed_by.get(id(edge))
                 if passed_in is not None and passed_in not in solution.transforms and caller not in root_keys:
@@ -785,6 +833,50 @@ def solve(summaries: Iterable[ModuleSummary], project_modules: Iterable[str] = (
     seeds = (resolve(target) for summary in summaries for target in summary.repeated_calls)
     solution.repeated = _repeated({key for key in seeds if key is not None}, functions, solution.callees)
     return solution
+
+
+def callers_first(callees: dict[str, set[str]]) -> list[str]:
+    """Every function that calls or is called, callers before their callees: the strongly connected
+    components of the call graph in topological order (Tarjan's algorithm, iterative), the functions
+    of one component in name order. Linear in the calls."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+    nodes = sorted({*callees, *(callee for targets in callees.values() for callee in targets)})
+    for start in nodes:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(callees.get(start, ()))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, successors = work[-1]
+            for successor in successors:
+                if successor not in index:
+                    index[successor] = low[successor] = len(index)
+                    stack.append(successor)
+                    on_stack.add(successor)
+                    work.append((successor, iter(sorted(callees.get(successor, ())))))
+                    break
+                if successor in on_stack:
+                    low[node] = min(low[node], index[successor])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    components.append(sorted(component))
+    return [member for component in reversed(components) for member in component]
 
 
 def _repeated(start: set[str], functions: dict[str, FunctionSummary], callees: dict[str, set[str]]) -> set[str]:
@@ -854,6 +946,7 @@ def _propagate(solution: Solution, edge: CallEdge, callee_key: str, witness: Wit
     anything changed. A call in a guarded branch carries nothing while no way of tracing the caller
     admits its guards (`if debug: dump(x)` where every trace passes `debug=False`), nor a
     differentiation rule while its caller is under no differentiating transform."""
+    STEPS.spend()
     if edge.guarded and not solution.admitted(edge):
         return False  # checked each round; a context admitting it later carries it then (never retracted)
     if edge.differentiated and not solution.transforms[edge.caller] & DIFFERENTIATING:

@@ -261,6 +261,10 @@ class ModuleSummary:
     wide_dtypes: bool = False
     """The module names a 64-bit dtype (`jnp.float64`, `np.int64`, `"complex128"`): its lint depends on
     whether the project enables x64."""
+    cut: tuple[str, ...] = ()
+    """The functions (keys; the module's own key for its module-level code) whose work budget ran out
+    (see :mod:`jaxcheck.analyzer.semantics.budget`): their facts are unknown, and nothing is reported in
+    them."""
     digest: str = field(default="", compare=False)
     """The content digest of the file the summary was built from ("" when unknown). Notes that cite a
     place in this module depend on it; equality ignores it (two texts may have the same summary)."""

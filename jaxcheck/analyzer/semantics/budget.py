@@ -1,0 +1,66 @@
+"""The model's work, counted in interpreter steps, and the budgets that bound it.
+
+A step is a unit of work of amortised constant cost: interpreting one expression or statement, joining
+one name of two environments, rewriting one dependency node under a guard, one evaluation or one
+propagation along a call edge in the project solve, one statement or expression of the PRNG analysis.
+The count is deterministic (the same program costs the same steps on every machine), which is what
+the step-count test (`tests/test_scaling.py`) measures on generated programs of doubling size.
+
+Budgets: interpreting one function body may take at most :data:`FUNCTION_STEPS` steps and one file at
+most :data:`FILE_STEPS`. A function whose budget is spent is *cut*: what was recorded about it is
+dropped and its facts become unknown, which means silence (no finding in it, nothing traced through
+its return value), never a guess. The run names the cut functions (`--verbose`, `--statistics`).
+The limits are far above what real code needs (the largest function of the ecosystem corpus takes
+about a tenth of the function budget) and keep any one file to a few seconds.
+"""
+
+from __future__ import annotations
+
+FUNCTION_STEPS = 400_000
+"""At most this many steps to interpret one function body (nested functions have their own)."""
+FILE_STEPS = 4_000_000
+"""At most this many steps to interpret one file; the functions left when it is spent are cut."""
+
+
+class BudgetSpent(Exception):
+    """Raised inside the interpreter when the current function's or file's budget is spent."""
+
+
+class StepCounter:
+    """Counts steps process-wide (for the step-count test and `--statistics`)."""
+
+    def __init__(self) -> None:
+        self.total = 0
+
+    def spend(self, steps: int = 1) -> None:
+        """Count `steps` more."""
+        self.total += steps
+
+
+STEPS = StepCounter()
+"""The process-wide count of the model's steps."""
+
+
+class Budget:
+    """The steps left to the file being interpreted and to its current function body."""
+
+    def __init__(self) -> None:
+        self.file_left = FILE_STEPS
+        self.function_steps = self.function_left = FUNCTION_STEPS
+
+    def spend(self, steps: int = 1) -> None:
+        """Spend `steps`; raise :class:`BudgetSpent` once the function's or the file's budget is gone."""
+        STEPS.total += steps
+        self.file_left -= steps
+        self.function_left -= steps
+        if self.function_left < 0 or self.file_left < 0:
+            raise BudgetSpent
+
+    def enter_function(self) -> int:
+        """Start a function body with a full function budget; returns what the enclosing body had left."""
+        outer, self.function_left = self.function_left, self.function_steps
+        return outer
+
+    def leave_function(self, outer: int) -> None:
+        """Back in the enclosing body, with what it had left."""
+        self.function_left = outer
