@@ -29,7 +29,7 @@ from scaling_programs import FAMILIES, Project  # noqa: E402
 
 DEFAULT_N = {
     "helper_chain_conditional": 100, "threaded_state_guarded": 150, "nested_branches": 60,
-    "long_jitted": 150, "key_split_loops": 120, "module_chain": 100, "wide_modules": 100,
+    "long_jitted": 150, "key_split_loops": 120, "nested_loops": 40, "module_chain": 100, "wide_modules": 100,
     "many_small_files": 100, "big_literals": 4000,
 }
 """Sizes at which the smallest run costs a few tenths of a second beyond start-up."""

@@ -84,6 +84,17 @@ def key_split_loops(n: int) -> Project:
     return {"sampling.py": "\n".join(lines)}
 
 
+def nested_loops(n: int) -> Project:
+    """Loops nested `n` deep, each splitting a key (a fixpoint per loop would cost 2^n passes)."""
+    lines = ["import jax", "", "@jax.jit", "def f(x, key):"]
+    for depth in range(1, n + 1):
+        lines += ["    " * depth + f"for i{depth} in range(3):",
+                  "    " * (depth + 1) + "key, sub = jax.random.split(key)",
+                  "    " * (depth + 1) + "x = x + jax.random.normal(sub)"]
+    lines += ["    if x > 0:", "        return x", "    return -x", ""]
+    return {"loops.py": "\n".join(lines)}
+
+
 def module_chain(n: int) -> Project:
     """`n` modules, each calling the next; the jitted root in the first, the bug in the last."""
     files = {"chain/__init__.py": ""}
@@ -137,6 +148,7 @@ FAMILIES: dict[str, Callable[[int], Project]] = {
     "nested_branches": nested_branches,
     "long_jitted": long_jitted,
     "key_split_loops": key_split_loops,
+    "nested_loops": nested_loops,
     "module_chain": module_chain,
     "wide_modules": wide_modules,
     "many_small_files": many_small_files,

@@ -15,7 +15,7 @@ from jaxcheck.analyzer.semantics import budget
 from jaxcheck.analyzer.semantics.budget import STEPS
 
 SMALL_N = {"helper_chain_conditional": 12, "threaded_state_guarded": 16, "nested_branches": 8, "long_jitted": 16,
-           "key_split_loops": 12, "module_chain": 10, "wide_modules": 10, "many_small_files": 8,
+           "key_split_loops": 12, "nested_loops": 20, "module_chain": 10, "wide_modules": 10, "many_small_files": 8,
            "big_literals": 200}
 """Sizes at which every family already shows its growth, small enough for the suite."""
 MAX_PER_DOUBLING = 2.3

@@ -50,7 +50,7 @@ from jaxcheck.analyzer.semantics.syntax import (
 from jaxcheck.analyzer.semantics.objects import ObjectReader
 from jaxcheck.analyzer.semantics.references import ReferenceReader
 import jaxcheck.analyzer.semantics.structure as structure
-from jaxcheck.analyzer.semantics.budget import Budget, BudgetSpent
+from jaxcheck.analyzer.semantics.budget import FIXPOINT_DEPTH, Budget, BudgetSpent
 from jaxcheck.analyzer.semantics.guards import (Guard, Guarding, GuardReader, KeyTest, Narrowed, Narrowing, Slot, empty_slots,
                                                  lookup_of)
 from jaxcheck.analyzer.semantics.trace_roots import TraceRootReader
@@ -615,11 +615,12 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
 
     def _loop(self, body: Callable[[], object]) -> None:
         """Interpret a loop body until its environment is stable (at most twice): loop-carried values
-        seen on the second pass, so `acc = acc + x` is traced at its use in the next iteration."""
+        seen on the second pass, so `acc = acc + x` is traced at its use in the next iteration. A loop
+        nested deeper than `FIXPOINT_DEPTH` runs once."""
         before = dict(self._env)
         body()
         self._join_env(before)
-        if self._env != before:
+        if self._env != before and len(self._loops) <= FIXPOINT_DEPTH:
             entry = dict(self._env)
             body()
             self._join_env(entry)

@@ -24,7 +24,7 @@ from typing import Literal, Optional
 import libcst as cst
 
 import jaxcheck.analyzer.semantics.jax_api as jax_api
-from jaxcheck.analyzer.semantics.budget import STEPS
+from jaxcheck.analyzer.semantics.budget import FIXPOINT_DEPTH, STEPS
 from jaxcheck.analyzer.semantics.syntax import bound_names, chain_root, dotted, runs_once, target_names
 from jaxcheck.analyzer.tree import child_nodes, scan
 
@@ -229,6 +229,8 @@ class _Analysis:
         self.nodes: dict[int, cst.CSTNode] = {}
         self.origins: dict[int, int] = {}  # creating call -> first consumption of a key it made
         self.loops: list[_Loop] = []
+        self._assigned: dict[int, frozenset[str]] = {}
+        """The names each loop assigns, by the loop node's id (scanned once, not once per pass)."""
         self.batch_bound: frozenset[str] | None = None
         """In a function run once per example or loop step: the names it binds (a seed built from others
         is the same on every run)."""
@@ -376,15 +378,20 @@ class _Analysis:
 
     def loop(self, node: cst.For | cst.While, entry: dict[str, _Key],
              iteration: Callable[[dict[str, _Key]], State], repeats: bool = True) -> tuple[State, list[State]]:
-        """Run `iteration` from the loop head until the head state is stable (once when the loop does
-        not `repeat`); the head state (the loop ends normally) and the `break` states."""
-        frame = _Loop(frozenset(_assigned_names(node)), repeats)
+        """Run `iteration` from the loop head until the head state is stable, at most `_MAX_PASSES` times
+        (once when the loop does not `repeat`, or sits inside `FIXPOINT_DEPTH` repeating loops); the head
+        state (the loop ends normally) and the `break` states."""
+        assigned = self._assigned.get(id(node))
+        if assigned is None:
+            assigned = self._assigned[id(node)] = frozenset(_assigned_names(node))
+        passes = _MAX_PASSES if sum(loop.repeats for loop in self.loops) < FIXPOINT_DEPTH else 1
+        frame = _Loop(assigned, repeats)
         self.loops.append(frame)
         head: dict[str, _Key] = entry
         try:
             if not repeats:
                 return _join(iteration(dict(head)), *frame.continues), list(frame.breaks)
-            for _ in range(_MAX_PASSES):
+            for _ in range(passes):
                 frame.breaks.clear()
                 frame.continues.clear()
                 end = iteration(dict(head))
