@@ -35,6 +35,8 @@ def test_invalid_example_is_reported_where_expected(rule, example):
     assert reported, f"{rule.code} found nothing in:\n{example.code[:300]!r}"
     first = reported[0]
     assert (first.range.start.line, display_column(first.range.start.column)) == (example.line, example.column)
+    positions = [(d.range.start.line, display_column(d.range.start.column)) for d in reported]
+    assert positions == [(example.line, example.column), *example.also], "every finding is pinned by the example"
     assert first.name == rule.name
     if example.message is not None:
         assert example.message.lower() in first.message.lower()

@@ -26,15 +26,16 @@ class Valid:
 
 @dataclass(frozen=True, slots=True)
 class Invalid:
-    """Source the rule must flag, first at `line`/`column` (1-based, as printed by the CLI).
-    `message` is a substring the first finding's message must contain, when given; `fix` is the
-    exact source after applying the fixes of all of this rule's findings, when given."""
+    """Source the rule must flag, first at `line`/`column` (1-based, as printed by the CLI), then at each
+    of `also` and nowhere else. `message` is a substring the first finding's message must contain, when
+    given; `fix` is the exact source after applying the fixes of all of this rule's findings, when given."""
 
     code: str | bytes
     line: int
     column: int
     message: str | None = None
     fix: str | None = None
+    also: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

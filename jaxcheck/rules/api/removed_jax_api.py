@@ -128,7 +128,7 @@ class RemovedJaxApi(Rule):
         Invalid("import jax\nlower = jax.scipy.linalg.tril(m)\n", 2, 9, "removed in JAX 0.4.24",
                 fix="import jax\nlower = jax.numpy.tril(m)\n"),
         Invalid("from jax.experimental import pallas as pl\ndef kernel(x_ref, o_ref):\n    pl.store(o_ref, (), pl.load(x_ref, ()))\n",
-                3, 5, "assign through the ref instead"),
+                3, 5, "assign through the ref instead", also=((3, 25),)),
         # Python's version says nothing about JAX's
         Invalid("import sys\nif sys.version_info >= (3, 9):\n    from jax import tree_map\n", 3, 21),
         Invalid("import numpy as np\nimport jax\nif hasattr(np, 'tree_map') or np.__version__ > '2':\n"
@@ -147,13 +147,14 @@ class RemovedJaxApi(Rule):
         Invalid("import jax\njax.experimental.host_callback.id_tap(print, x)\n", 2, 1, "jax.debug.callback"),
         Invalid("from jax.experimental.maps import xmap\n", 1, 6, "0.4.31"),
         Invalid("import jax.numpy as jnp\ndef f(x: jnp.DeviceArray) -> jnp.DeviceArray:\n    return x\n", 2, 10,
-                "jax.Array"),
+                "jax.Array", also=((2, 30),)),
         Invalid("from jax.interpreters.xla import DeviceArray\n", 1, 34,
                 fix="from jax import Array as DeviceArray\n"),
         Invalid("import jax\nKey = jax.random.KeyArray\n", 2, 7, "0.4.24"),
         Invalid("import jax\nfrom typing import Optional\ndef f(key: Optional[jax.random.KeyArray]):\n    return key\n",
                 3, 21, "KeyArray"),
-        Invalid("import jax\ny = jax.ops.index_update(x, jax.ops.index[0], 1.0)\n", 2, 5, "x.at[idx].set(y)"),
+        Invalid("import jax\ny = jax.ops.index_update(x, jax.ops.index[0], 1.0)\n", 2, 5, "x.at[idx].set(y)",
+                also=((2, 29),)),
         Invalid("from jax.experimental import optimizers\n", 1, 30,
                 fix="from jax.example_libraries import optimizers\n"),
         Invalid("from jax.experimental.stax import Dense, Relu\n", 1, 6,
@@ -167,7 +168,8 @@ class RemovedJaxApi(Rule):
         Invalid("import jax.linear_util as lu\n", 1, 8, fix="import jax.extend.linear_util as lu\n"),
         Invalid("from jax.experimental.pjit import pjit\nf = pjit(g, in_axis_resources=s, out_axis_resources=s)\n",
                 2, 13, "in_shardings",
-                fix="from jax.experimental.pjit import pjit\nf = pjit(g, in_shardings=s, out_shardings=s)\n"),
+                fix="from jax.experimental.pjit import pjit\nf = pjit(g, in_shardings=s, out_shardings=s)\n",
+                also=((2, 34),)),
         Invalid("from functools import partial\nfrom jax.experimental import pjit\n"
                 "@partial(pjit.pjit, out_axis_resources=None)\ndef f(x):\n    return x\n", 3, 21,
                 fix="from functools import partial\nfrom jax.experimental import pjit\n"

@@ -85,7 +85,7 @@ class DiscardedFunctionalUpdate(Rule):
         Invalid("def f(x, m):\n    x.at[m].power(2)\n    return x\n", 2, 5,
                 fix="def f(x, m):\n    x = x.at[m].power(2)\n    return x\n"),
         Invalid("def f(x):\n    x.at[0].min(0)\n    x.at[1].max(1)\n    return x\n", 2, 5,
-                fix="def f(x):\n    x = x.at[0].min(0)\n    x = x.at[1].max(1)\n    return x\n"),
+                fix="def f(x):\n    x = x.at[0].min(0)\n    x = x.at[1].max(1)\n    return x\n", also=((3, 5),)),
         Invalid("def f(x):\n    (x.at[0].set(1))\n    return x\n", 2, 5,
                 fix="def f(x):\n    x = (x.at[0].set(1))\n    return x\n"),
         Invalid("def f(x):\n    x.at[0].set(1).at[1].set(2)\n    return x\n", 2, 5,

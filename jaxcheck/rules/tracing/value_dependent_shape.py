@@ -159,7 +159,7 @@ class ValueDependentShape(Rule):
         Invalid("import jax\n@jax.jit\ndef f(key, m):\n    return jax.random.split(key, m)\n", 4, 34),
         Invalid("import jax\nimport jax.numpy as jnp\nfrom jax import lax\ndef done(r, shape=()):\n    return jnp.zeros(shape) + r\n"
                 "def going(r, shape=()):\n    return jnp.ones(shape) * r\n@jax.jit\ndef step(p, r, n):\n"
-                "    return lax.cond(p, done, going, r, n)\n", 5, 22),
+                "    return lax.cond(p, done, going, r, n)\n", 5, 22, also=((7, 21),)),
         Invalid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x, r):\n    return jnp.repeat(x, r)\n", 5, 26),
         Invalid("import jax\nfrom jax import lax\nimport jax.numpy as jnp\ndef f(x):\n    n = lax.psum(x, 'i')\n"
                 "    return jnp.zeros((n, 3)) + x\ng = jax.pmap(f, axis_name='i')\n", 6, 23),
