@@ -1,7 +1,8 @@
 """`jaxcheck server`: a language server over stdio (pygls and lsprotocol, the `server` extra).
 
 Diagnostics are published when a document is opened, changed and saved, each with its rule's page as
-`codeDescription.href`. Code actions offer every fix of a diagnostic (safe ones as preferred quick
+`codeDescription.href` and, for a client that takes them, its notes (why the code is traced, where a
+value changes) as `relatedInformation`. Code actions offer every fix of a diagnostic (safe ones as preferred quick
 fixes, unsafe ones marked so), "suppress with `# noqa: JAXnnn`" and "show rule documentation" (the
 server asks the client to open the rule's page). Settings come from the nearest `[tool.jaxcheck]`
 above each document, read again when that file changes.
@@ -26,7 +27,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from jaxcheck.analyzer.config import ConfigError, Configuration, load_configuration
-from jaxcheck.analyzer.diagnostics import Diagnostic, Fix
+from jaxcheck.analyzer.diagnostics import Diagnostic, Fix, RelatedLocation
 from jaxcheck.analyzer.engine import Linter, check_source
 from jaxcheck.analyzer.source import encode_source
 from jaxcheck.version import __version__
@@ -99,9 +100,16 @@ class JaxcheckServer(LanguageServer):
             self.window_log_message(types.LogMessageParams(types.MessageType.Warning, f"jaxcheck: {error}"))
         lines = document.lines
         self.state.findings[uri] = report.diagnostics
-        published = [_lsp_diagnostic(d, lines) for d in report.diagnostics]
+        related = _RelatedFiles(uri, lines) if self._accepts_related_information() else None
+        published = [_lsp_diagnostic(d, lines, related) for d in report.diagnostics]
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=published, version=document.version))
+
+    def _accepts_related_information(self) -> bool:
+        """Whether the client takes `relatedInformation` (the notes that say why code is traced)."""
+        text_document = self.client_capabilities.text_document
+        publishing = text_document.publish_diagnostics if text_document is not None else None
+        return bool(publishing is not None and publishing.related_information)
 
     def forget(self, uri: str) -> None:
         """Clear a closed document's diagnostics."""
@@ -211,13 +219,43 @@ def _lsp_range(lines: Sequence[str], start: tuple[int, int], end: tuple[int, int
     return types.Range(start=_lsp_position(lines, *start), end=_lsp_position(lines, *end))
 
 
-def _lsp_diagnostic(finding: Diagnostic, lines: Sequence[str]) -> types.Diagnostic:
+def _lsp_diagnostic(finding: Diagnostic, lines: Sequence[str], related: _RelatedFiles | None = None) -> types.Diagnostic:
+    """`finding` as LSP states it; with `related`, its notes (the trace chain, where a value changes) as
+    `relatedInformation`, in this buffer or in the files they cite."""
     start, end = finding.range.start, finding.range.end
     return types.Diagnostic(
         range=_lsp_range(lines, (start.line, start.column), (end.line, end.column)),
         message=finding.message, severity=types.DiagnosticSeverity.Warning, code=finding.code,
         code_description=types.CodeDescription(href=finding.url), source=SOURCE,
+        related_information=[related.location(note) for note in finding.related] if related and finding.related else None,
     )
+
+
+class _RelatedFiles:
+    """Locates the notes of one buffer's findings: in the buffer itself, or in another file (read once,
+    for its UTF-16 columns; a file that cannot be read keeps code-point columns)."""
+
+    def __init__(self, uri: str, lines: Sequence[str]) -> None:
+        self.uri = uri
+        self.lines = lines
+        self._files: dict[str, tuple[str, Sequence[str]]] = {}
+
+    def location(self, note: RelatedLocation) -> types.DiagnosticRelatedInformation:
+        uri, lines = (self.uri, self.lines) if note.path is None else self._file(note.path)
+        start, end = note.range.start, note.range.end
+        where = types.Location(uri=uri, range=_lsp_range(lines, (start.line, start.column), (end.line, end.column)))
+        return types.DiagnosticRelatedInformation(location=where, message=note.message)
+
+    def _file(self, path: str) -> tuple[str, Sequence[str]]:
+        known = self._files.get(path)
+        if known is None:
+            resolved = Path(path).resolve()
+            try:
+                lines: Sequence[str] = resolved.read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                lines = ()
+            known = self._files[path] = (resolved.as_uri(), lines)
+        return known
 
 
 def _overlaps(a: types.Range, b: types.Range) -> bool:

@@ -44,8 +44,10 @@ async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFa
     root = tmp_path_factory.mktemp("workspace")
     (root / "pyproject.toml").write_text("[tool.jaxcheck]\nignore = ['JAX103']\n")
     lsp_client.root = root  # type: ignore[attr-defined]
+    capabilities = types.ClientCapabilities(text_document=types.TextDocumentClientCapabilities(
+        publish_diagnostics=types.PublishDiagnosticsClientCapabilities(related_information=True)))
     await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=types.ClientCapabilities(), root_uri=root.as_uri(),
+        capabilities=capabilities, root_uri=root.as_uri(),
         workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="workspace")]))
     yield
     await lsp_client.shutdown_session()
@@ -81,6 +83,11 @@ async def test_diagnostics_on_open_change_and_save_with_the_rule_url(client: Lan
     assert all(d.source == "jaxcheck" for d in diagnostics)
     assert diagnostics[0].code_description is not None
     assert diagnostics[0].code_description.href.endswith("/removed-jax-api.md")
+    # The trace chain travels as relatedInformation: the client declared it takes it.
+    branch = diagnostics[1].related_information
+    assert branch is not None
+    assert [(r.message, r.location.uri, r.location.range.start.line) for r in branch] == [
+        ("`f` is traced by `@jax.jit`", uri, 2)]
     diagnostics = await _change(client, uri, "\n" + SOURCE, 2)
     assert [(d.code, d.range.start.line) for d in diagnostics] == [("JAX601", 6), ("JAX301", 7)]
     client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
@@ -172,3 +179,18 @@ async def test_unsaved_buffers_broken_settings_and_closing(client: LanguageClien
     client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=broken)))
     await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     assert not client.diagnostics[broken]
+
+
+async def test_notes_in_another_file_point_into_that_file(client: LanguageClient) -> None:
+    # A project of its own: the workspace's listing of files is reused for a while after each check.
+    (_root(client) / "crossing" / "pkg").mkdir(parents=True)
+    (_root(client) / "crossing" / "pyproject.toml").write_text("[tool.jaxcheck]\n")
+    (_root(client) / "crossing" / "pkg" / "__init__.py").write_text("")
+    (_root(client) / "crossing" / "main.py").write_text("import jax\nfrom pkg import helpers\n\nstep = jax.jit(helpers.clip)\n")
+    uri, diagnostics = await _open(client, "crossing/pkg/helpers.py",
+                                   "def clip(x):\n    if x > 0:\n        return x\n    return -x\n")
+    assert [d.code for d in diagnostics] == ["JAX301"]
+    related = diagnostics[0].related_information
+    assert related is not None
+    main = (_root(client) / "crossing" / "main.py").resolve().as_uri()
+    assert [(r.location.uri, r.location.range.start.line) for r in related] == [(main, 3)], related
