@@ -443,3 +443,23 @@ def test_an_edit_keeping_the_summary_of_a_script_sharing_its_module_name_relints
         patched.setattr(Linter, "_outcomes", lambda *_: pytest.fail("the whole request was checked again"))
         warm = _check([root], cache)
     assert warm.diagnostics == _check([root], None).diagnostics
+
+
+def test_one_file_after_a_whole_project_run_reads_that_runs_state(project: Path, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch):
+    """Pre-commit after a full check: nothing changed, so the findings of the named file come from the
+    whole run's state, with no file parsed; once another file changes, the file's own check runs."""
+    cache = tmp_path / "cache"
+    whole = _check([project], cache)
+    assert _findings(whole) == [("utils.py", "JAX301", 3)]
+
+    def no_parsing(*args: object) -> None:
+        raise AssertionError("parsed a file though nothing changed since the whole run")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Linter, "analyze", no_parsing)
+        one = _check([project / "pkg" / "utils.py"], cache)
+    assert one.diagnostics == _check([project / "pkg" / "utils.py"], None).diagnostics
+    assert [d.path for d in one.diagnostics] == [str(project / "pkg" / "utils.py")]
+    _write(project / "pkg" / "train.py", UNTRACED_TRAIN)
+    assert _same_as_cold([project / "pkg" / "utils.py"], cache) == []

@@ -26,7 +26,7 @@ from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, FileError, Fix, Posi
 from jaxcheck.analyzer.discovery import FileFinder
 from jaxcheck.analyzer.files import read_file, real_path
 from jaxcheck.analyzer.incremental import EarlyCutoff, run_state, solved_links
-from jaxcheck.analyzer.index import ProjectFile, ProjectIndex, importers, project_file
+from jaxcheck.analyzer.index import ProjectFile, ProjectIndex, WholeRun, importers, project_file
 from jaxcheck.analyzer.noqa import UNUSED_NOQA_CODE, unused_noqa
 from jaxcheck.analyzer.outcome import Analysis, FileOutcome
 from jaxcheck.analyzer.parallel import Checker, FileTask
@@ -441,6 +441,8 @@ class Linter:
             diagnostics = list(record.diagnostics) if record is not None else None
             if diagnostics is None and (state := index.load_state(state_key)) is not None:
                 diagnostics = EarlyCutoff(self).findings(state, tasks, checked, others, index, keys, state_key)
+            if diagnostics is None and others:
+                diagnostics = self._from_whole_run(index, tasks, checked, others)
             if diagnostics is not None:
                 if progress is not None:
                     progress.start(len(tasks))
@@ -499,9 +501,36 @@ class Linter:
                 solution = solution or solve(summaries)
                 index.store_state(state_key, run_state(outcomes, checked, keys, importer_summaries, solution, parts),
                                   solved_links(summaries, solution))
+                if others == {}:
+                    index.store_whole_run(WholeRun(state_key, tuple(sorted(
+                        (str(real_path(path)), self.profile(path).key) for path in tasks))))
             index.save()
         report.notes.extend(_ignored_entries_note(cache))
         return report
+
+    def _from_whole_run(self, index: ProjectIndex, tasks: dict[Path, FileTask], checked: dict[Path, ProjectFile],
+                        others: dict[Path, ProjectFile]) -> list[Diagnostic] | None:
+        """The findings of the `checked` files as the last whole-project run left them, when no file of the
+        project changed since (same files, bytes and configurations): pre-commit or an editor after a
+        full check (or after CI restored the cache) reads them instead of building its own project state.
+        None when that run is unknown or anything changed."""
+        whole = index.load_whole_run()
+        state = index.load_state(whole.state) if whole is not None else None
+        if whole is None or state is None:
+            return None
+        files = {**checked, **others}
+        now = sorted((str(real_path(path)), self.profile(path).key) for path in files)
+        if now != list(whole.files):
+            return None
+        recorded = {str(real_path(Path(file.path))): file for file in state.files}
+        diagnostics: list[Diagnostic] = []
+        for path, file in files.items():
+            found = recorded.get(str(real_path(path)))
+            if found is None or found.digest != file.digest:
+                return None
+            if path in tasks:
+                diagnostics += [replace(d, path=tasks[path].display_path) for d in found.diagnostics]
+        return diagnostics
 
     def _outcomes(self, checker: Checker, tasks: dict[Path, FileTask], solution: Solution | None,
                   cache: ResultCache | None, keys: dict[Path, str] | None,

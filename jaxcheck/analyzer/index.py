@@ -104,6 +104,16 @@ class RunState:
 
 
 @dataclass(frozen=True, slots=True)
+class WholeRun:
+    """Where the last complete run over the whole project left its state (the key of its
+    :class:`RunState`), with each file's resolved path and configuration key: a check of some of the
+    files answers from it while none of the project's files changed."""
+
+    state: str
+    files: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ProjectFile:
     """A file of the project as this run read it."""
 
@@ -164,6 +174,19 @@ class ProjectIndex:
             self.cache.store_value(links_key, links)
             state = replace(state, links=links_key)
         self.cache.store_value(key, state)
+
+    def whole_run_key(self) -> str:
+        """The key under which the last whole-project run of this root is recorded."""
+        return hash_parts(self.cache.fingerprint, "whole", str(self.root))
+
+    def load_whole_run(self) -> WholeRun | None:
+        """The last whole-project run recorded for this root, if usable."""
+        whole: WholeRun | None = self.cache.load_value(self.whole_run_key(), WholeRun)
+        return whole
+
+    def store_whole_run(self, whole: WholeRun) -> None:
+        """Record `whole` as the last whole-project run of this root."""
+        self.cache.store_value(self.whole_run_key(), whole)
 
     # ------------------------------------------------------------------------------- summaries
     def summary_key(self, file: ProjectFile, settings: str = "") -> str:
