@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from jaxcheck.analyzer.diagnostics import Diagnostic, FileError
 from jaxcheck.analyzer.project import ModuleName
-from jaxcheck.analyzer.semantics.solver import Solution
+from jaxcheck.analyzer.semantics.solver import Read, Solution
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
 
 if TYPE_CHECKING:  # these load LibCST: a run the project index answers never imports them
@@ -32,7 +32,7 @@ class FileOutcome:
     cited: tuple[tuple[str, str], ...] = ()
     """The other files the findings' notes cite, with the content digest each had (a cached result is
     stale when one of them changed: its notes may point at moved lines)."""
-    reads: tuple[str, ...] = ()
+    reads: tuple[Read, ...] = ()
     """What the lint asked the solve about other modules (see `SemanticModel.reads`)."""
 
     def entry(self, solved: bool) -> FileOutcome:

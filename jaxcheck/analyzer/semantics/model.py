@@ -19,7 +19,7 @@ from jaxcheck.analyzer.semantics.prng import CarryShape, KeyReuse, find_key_reus
 from jaxcheck.analyzer.semantics.scopes import BindingKind
 from jaxcheck.analyzer.semantics.shapes import OutOfBounds, out_of_bounds
 from jaxcheck.analyzer.semantics.solver import (
-    ARRAY_LEAVES, CALLERS, DRAWS, ELSEWHERE, REACHES, RETURNS, STAGED_ROOT, X64, ChainLink, FunctionTrace, Solution,
+    ChainLink, FunctionTrace, Read, ReadKind, Solution,
 )
 from jaxcheck.analyzer.semantics.summary import CallEdge, FunctionSummary, ModuleSummary, TraceSpec
 from jaxcheck.analyzer.semantics.values import (
@@ -62,23 +62,22 @@ class SemanticModel:
         self._refs: set[tuple[str, str]] | None = None
         self._drawing_callers: set[str] | None = None
         self._referenced: frozenset[str] | None = None
-        self.reads: set[str] = set()
-        """What this model has asked the solve beyond its own functions' facts (see
-        `Solution.lint_signature`): the names it looked up (with the facet read), and `REACHES`,
-        `CALLERS`, `RETURNS` and `X64` questions."""
+        self.reads: set[Read] = set()
+        """What this model has asked the solve beyond its own functions' facts (see :class:`Read` and
+        `Solution.lint_signature`)."""
         self._asked_deps: set[Dep] = set()
 
-    def _named(self, name: str, facet: str = "") -> FunctionSummary | None:
+    def _named(self, name: str, facet: ReadKind = "lookup") -> FunctionSummary | None:
         """The project function `name` refers to, recorded in :attr:`reads` with the `facet` of it the
-        caller reads (`DRAWS`, `STAGED_ROOT`; "" for all of it; `_returns_array` records its own
-        `ARRAY_LEAVES` lookups)."""
-        self.reads.add(name + facet)
+        caller reads (`draws`, `staged`; `lookup` for all of it; `_returns_array` records its own
+        `leaves` lookups)."""
+        self.reads.add(Read(facet, name))
         return self.solution.function_named(name)
 
     def _asked(self, deps: Deps) -> Deps:
         """`deps`, about to be evaluated by the solve: the functions of other modules whose return
         values they may hold (through what this module's functions return, too) are recorded in
-        :attr:`reads` (`RETURNS`), as what the solve says they return decides the answer."""
+        :attr:`reads` (`returns`), as what the solve says they return decides the answer."""
         pending = list(nested_deps(deps))
         while pending:
             dep = pending.pop()
@@ -89,7 +88,7 @@ class SemanticModel:
                 continue
             own = self.summary.functions.get(dep.callee)
             if own is None:
-                self.reads.add(dep.callee + RETURNS)
+                self.reads.add(Read("returns", dep.callee))
                 continue
             for returned in (own.returns, *(own.return_elements or ())):
                 pending += nested_deps(returned)
@@ -97,12 +96,12 @@ class SemanticModel:
 
     def _runs_from_elsewhere(self, function: str) -> bool:
         """`Solution.runs_from_elsewhere` for code outside this module (recorded in :attr:`reads`)."""
-        self.reads.add(function + ELSEWHERE)
+        self.reads.add(Read("elsewhere", function))
         return self.solution.runs_from_elsewhere(function, {*self.summary.functions, self.summary.module})
 
     def _reaches(self, callee: str, function: str) -> bool:
         """`Solution.reaches` (recorded in :attr:`reads`)."""
-        self.reads.add(callee + REACHES)
+        self.reads.add(Read("reaches", callee))
         return self.solution.reaches(callee, function)
 
     def locate(self, nodes: Iterable[cst.CSTNode]) -> None:
@@ -242,13 +241,13 @@ class SemanticModel:
             return True
         if id(node) in self.records.transformed_calls or id(node.func) in self.records.called_transforms:
             return True
-        function = self._named(name, STAGED_ROOT) if name is not None else None
+        function = self._named(name, "staged") if name is not None else None
         trace = self.solution.trace_of(function.key) if function is not None else None
         return trace is not None and trace.direct and trace.staged
 
     def project_enables_x64(self) -> bool:
         """True when some module of the project (as far as this run sees it) may turn on 64-bit mode."""
-        self.reads.add(X64)
+        self.reads.add(Read("x64"))
         return self.solution.x64_enabled or self.summary.enables_x64
 
     # ----------------------------------------------------------------- names, bindings, objects
@@ -478,7 +477,7 @@ class SemanticModel:
     def _returns_array(self, returned: Returned, seen: frozenset[Returned] = frozenset()) -> bool:
         """Whether every `return` of `returned.function` holds a JAX array at `returned.path` or above it
         (an item of an array is an array), following returns of other project functions."""
-        self.reads.add(returned.function + ARRAY_LEAVES)
+        self.reads.add(Read("leaves", returned.function))
         function = self.solution.functions.get(returned.function)
         if function is None or returned in seen:
             return False
@@ -561,7 +560,7 @@ class SemanticModel:
         owner, _, name = function.rpartition(".")
         if not name.startswith("_") or name.startswith("__") or function in seen:
             return False
-        self.reads.add(function + CALLERS)
+        self.reads.add(Read("callers", function))
         callers = {caller for caller, callees in self.solution.callees.items() if function in callees}
         return bool(callers) and all(
             caller.rpartition(".")[0] == owner
@@ -670,7 +669,7 @@ class SemanticModel:
         if self._drawing_callers is None:
             self._drawing_callers = set()
             for edge in self.summary.edges:
-                callee = self._named(edge.callee, DRAWS)
+                callee = self._named(edge.callee, "draws")
                 if callee is not None and callee.draws:
                     self._drawing_callers.add(edge.caller)
         return self._drawing_callers

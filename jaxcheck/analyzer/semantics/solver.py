@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from jaxcheck.analyzer.semantics.budget import STEPS
 from jaxcheck.analyzer.semantics.jax_api import BATCHING_TRANSFORMS, CUSTOM_DERIVATIVES, DIFFERENTIATING
@@ -22,21 +23,29 @@ from jaxcheck.analyzer.semantics.values import (
 
 NOTES_MARK = "# notes"
 """Separates the part of a solve signature that only the notes of findings depend on (the trace chains)."""
-REACHES = "\0reaches"
-"""Marks a lint's question which of its functions calling a name may run (see :meth:`Solution.reaches`)."""
-CALLERS = "\0callers"
-"""Marks a lint's question which functions call one of its functions."""
-ELSEWHERE = "\0elsewhere"
-"""Marks a lint's question whether code of another module may run one of its functions."""
-X64 = "\0x64"
-"""Marks a lint's question whether some module of the project may turn on 64-bit mode."""
-RETURNS = "\0returns"
-"""Marks a lint's question whether a function of another module returns a tracer from its arguments."""
-DRAWS, STAGED_ROOT, ARRAY_LEAVES = "\0draws", "\0staged", "\0leaves"
-"""Mark a lint's lookup of a function that reads only whether it draws from a key parameter, only whether
-a staging transform is applied to it directly, or only the arrays it returns (this one by key, following
-no re-export)."""
-FACETS = (DRAWS, STAGED_ROOT, ARRAY_LEAVES)
+
+ReadKind = Literal["lookup", "draws", "staged", "leaves", "reaches", "callers", "elsewhere", "returns", "x64"]
+"""What a lint asked the solve about a name (see :class:`Read`)."""
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Read:
+    """One question a lint asked the project solve beyond its own functions' facts; a solve that answers
+    every read of a lint alike lints the module alike (see :meth:`Solution.lint_signature`).
+
+    - `lookup`: the project function `name` refers to (its key, and for another module's, what the lint
+      reads of it: see `Solution._read_facts`);
+    - `draws`: only whether the function `name` refers to draws from a key parameter;
+    - `staged`: only whether a staging transform is applied to it directly;
+    - `leaves`: only the arrays function `name` (a key: no re-export is followed) returns;
+    - `reaches`: which of the module's functions calling `name` may run (`Solution.reaches`);
+    - `callers`: which functions call function `name`;
+    - `elsewhere`: whether code of another module may run function `name`;
+    - `returns`: whether function `name` of another module returns a tracer from its arguments;
+    - `x64`: whether some module of the project may turn on 64-bit mode (`name` is empty)."""
+
+    kind: ReadKind
+    name: str = ""
 MAX_REEXPORT_HOPS = 8
 MAX_ROUNDS = 100
 """A bound on fixpoint rounds: guards (`ParamDep.unless`) make the solve non-monotone in principle. A
@@ -348,7 +357,7 @@ class Solution:
                 functions[key] = ("\n".join(facts), "\n".join(chains))
         return functions
 
-    def lint_signature(self, summary: ModuleSummary, reads: Iterable[str], parts: SignatureParts | None = None) -> str:
+    def lint_signature(self, summary: ModuleSummary, reads: Iterable[Read], parts: SignatureParts | None = None) -> str:
         """The signature (see :meth:`signature_parts`) narrowed to what one lint of `summary`'s module
         asked beyond its own functions' facts (`reads`: see `SemanticModel.reads`): a lint is
         deterministic, so a solve that answers all of them alike lints the module alike. `parts` are
@@ -357,22 +366,7 @@ class Solution:
         own = summary.functions
         answers = []
         for read in sorted(set(reads)):
-            if read == X64:
-                answers.append(repr((read, self.x64_enabled)))
-            elif read.endswith(CALLERS):
-                key = read[: -len(CALLERS)]
-                answers.append(repr((read, sorted(self._callers().get(key, ())))))
-            elif read.endswith(ELSEWHERE):
-                key = read[: -len(ELSEWHERE)]
-                answers.append(repr((read, self.runs_from_elsewhere(key, {*own, summary.module}))))
-            elif read.endswith(RETURNS):
-                found = self._key_of(read[: -len(RETURNS)])
-                answers.append(repr((read, self._return_facts(found) if found is not None and found not in own else None)))
-            elif read.endswith(REACHES):
-                name = read[: -len(REACHES)]
-                answers.append(repr((read, sorted(self._reached(name) & own.keys()))))
-            else:
-                answers.append(repr((read, self._lookup_answer(read, own))))
+            answers.append(repr((read.kind, read.name, self._answer(read, summary))))
         facts = [text for text, _ in functions.values() if text]
         chains = [text for _, text in functions.values() if text]
         return "\n".join([*facts, *answers]) + f"\n{NOTES_MARK}\n" + "\n".join(chains)
@@ -413,18 +407,32 @@ class Solution:
                     pending.append(next_key)
         return reached
 
-    def _lookup_answer(self, read: str, own: Container[str]) -> object:
-        """What a lint reads of the project function a lookup (`name`, or `name` with a facet) finds:
-        the facet; else nothing more for one of its own module (its summary and facts are in the
-        signature already), and for another's its key and :meth:`_read_facts`."""
-        facet = next((facet for facet in FACETS if read.endswith(facet)), "")
-        name = read[: len(read) - len(facet)]
-        function = self.functions.get(name) if facet == ARRAY_LEAVES else self.function_named(name)
-        if facet == DRAWS:  # a function found without draws reads like one not found
+    def _answer(self, read: Read, summary: ModuleSummary) -> object:
+        """The solve's answer to one of a lint's reads (see :class:`Read`)."""
+        own, name = summary.functions, read.name
+        if read.kind == "x64":
+            return self.x64_enabled
+        if read.kind == "callers":
+            return sorted(self._callers().get(name, ()))
+        if read.kind == "elsewhere":
+            return self.runs_from_elsewhere(name, {*own, summary.module})
+        if read.kind == "returns":
+            found = self._key_of(name)
+            return self._return_facts(found) if found is not None and found not in own else None
+        if read.kind == "reaches":
+            return sorted(self._reached(name) & own.keys())
+        return self._lookup_answer(read, own)
+
+    def _lookup_answer(self, read: Read, own: Container[str]) -> object:
+        """What a lint reads of the project function a lookup finds: the facet it asked (`draws`,
+        `staged`, `leaves`); for a plain lookup, nothing more for one of its own module (its summary and
+        facts are in the signature already), and for another's its key and :meth:`_read_facts`."""
+        function = self.functions.get(read.name) if read.kind == "leaves" else self.function_named(read.name)
+        if read.kind == "draws":  # a function found without draws reads like one not found
             return function is not None and bool(function.draws)
-        if facet == STAGED_ROOT:
+        if read.kind == "staged":
             return function is not None and self._staged_root(function.key)
-        if facet == ARRAY_LEAVES:
+        if read.kind == "leaves":
             return sorted(map(repr, function.array_leaves)) if function is not None else []
         if function is None or function.key in own:
             return None if function is None else function.key
