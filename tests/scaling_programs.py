@@ -84,15 +84,21 @@ def key_split_loops(n: int) -> Project:
     return {"sampling.py": "\n".join(lines)}
 
 
-def nested_loops(n: int) -> Project:
-    """Loops nested `n` deep, each splitting a key (a fixpoint per loop would cost 2^n passes)."""
+def deep_loops(depth: int) -> str:
+    """A jitted function whose loops are nested `depth` deep (at most 20: CPython's limit), each splitting
+    a key, ending in a bug. A fixpoint per loop would interpret the innermost body 2^depth times."""
     lines = ["import jax", "", "@jax.jit", "def f(x, key):"]
-    for depth in range(1, n + 1):
-        lines += ["    " * depth + f"for i{depth} in range(3):",
-                  "    " * (depth + 1) + "key, sub = jax.random.split(key)",
-                  "    " * (depth + 1) + "x = x + jax.random.normal(sub)"]
+    for level in range(1, depth + 1):
+        lines += ["    " * level + f"for i{level} in range(3):",
+                  "    " * (level + 1) + "key, sub = jax.random.split(key)",
+                  "    " * (level + 1) + "x = x + jax.random.normal(sub)"]
     lines += ["    if x > 0:", "        return x", "    return -x", ""]
-    return {"loops.py": "\n".join(lines)}
+    return "\n".join(lines)
+
+
+def nested_loops(n: int) -> Project:
+    """`n` files, each a function with loops nested 12 deep (see :func:`deep_loops`)."""
+    return {f"loops{i}.py": deep_loops(12) for i in range(n)}
 
 
 def module_chain(n: int) -> Project:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from scaling_programs import FAMILIES, Project
+from scaling_programs import FAMILIES, Project, deep_loops
 
 from jaxcheck.analyzer.config import Configuration
 from jaxcheck.analyzer.engine import Linter
@@ -15,14 +15,15 @@ from jaxcheck.analyzer.semantics import budget
 from jaxcheck.analyzer.semantics.budget import STEPS
 
 SMALL_N = {"helper_chain_conditional": 12, "threaded_state_guarded": 16, "nested_branches": 8, "long_jitted": 16,
-           "key_split_loops": 12, "nested_loops": 20, "module_chain": 10, "wide_modules": 10, "many_small_files": 8,
+           "key_split_loops": 12, "nested_loops": 2, "module_chain": 10, "wide_modules": 10, "many_small_files": 8,
            "big_literals": 200}
 """Sizes at which every family already shows its growth, small enough for the suite."""
 MAX_PER_DOUBLING = 2.3
 
 
 def checked_steps(project: Project, folder: Path) -> tuple[int, int]:
-    """The steps a whole-project check of `project` takes, and how many findings it gives."""
+    """The steps a whole-project check of `project` takes, and how many findings it gives (none of them
+    a syntax error: every generated program is valid Python)."""
     folder.mkdir()
     (folder / "pyproject.toml").write_text("[tool.jaxcheck]\n", encoding="utf-8")
     for relative, text in project.items():
@@ -32,6 +33,7 @@ def checked_steps(project: Project, folder: Path) -> tuple[int, int]:
     before = STEPS.total
     report = Linter(Configuration()).check_paths([folder], jobs=1)
     assert not report.errors
+    assert not [d for d in report.diagnostics if d.code == "JAX001"]
     return STEPS.total - before, len(report.diagnostics)
 
 
@@ -42,6 +44,15 @@ def test_steps_grow_at_most_linearly(family: str, tmp_path: Path):
     steps = [count for count, _ in runs]
     assert all(found for _, found in runs), f"{family}: the bug at the far end was not found: {runs}"
     assert steps[1] / steps[0] <= MAX_PER_DOUBLING and steps[2] / steps[1] <= MAX_PER_DOUBLING, (family, steps)
+
+
+def test_loop_nesting_costs_steps_linear_in_its_depth(tmp_path: Path):
+    """Loops nested deeper than `FIXPOINT_DEPTH` run once: 16 levels cost about three times 8 levels
+    (the 12 and 4 levels past the bound), where a fixpoint at every level would cost 2^8 times."""
+    eight, found_eight = checked_steps({"loops.py": deep_loops(8)}, tmp_path / "eight")
+    sixteen, found_sixteen = checked_steps({"loops.py": deep_loops(16)}, tmp_path / "sixteen")
+    assert found_eight and found_sixteen
+    assert sixteen / eight <= 3.5, (eight, sixteen)
 
 
 def test_every_family_has_a_small_size():

@@ -219,6 +219,7 @@ class Solution:
     _traces: dict[str, FunctionTrace | None] = field(default_factory=dict)
     _return_texts: dict[str, str] = field(default_factory=dict)
     _chain_digests: dict[tuple[str, str | None], str] = field(default_factory=dict)
+    _leaf_texts: dict[str, str] = field(default_factory=dict)
     _callers_of: dict[str, set[str]] | None = None
 
     def forget_evaluations(self) -> None:
@@ -452,29 +453,41 @@ class Solution:
         """What deciding whether a call of function `key` returns a tracer reads (see `_call_traced`):
         the signatures and return values of `key` and of the project functions its return value calls,
         transitively, and how the other functions whose parameters or operations it depends on are
-        traced (memoized)."""
-        known = self._return_texts.get(key)
-        if known is not None:
-            return known
-        lines: list[str] = []
-        seen, pending = {key}, [key]
-        while pending:
-            function = self.functions[pending.pop()]
-            lines.append(canonical_text((function.key, function.positional, function.keyword_only,
-                                         function.var_positional, function.var_keyword, function.falsy_defaults,
-                                         function.returns, function.return_elements)))
+        traced, as a digest. Computed once per solve for every function (see :meth:`_return_digests`)."""
+        return self._return_digests()[key]
+
+    def _return_digests(self) -> dict[str, str]:
+        """Per function, the digest :meth:`_return_facts` gives: over the graph of the calls return values
+        make, the digest of a function's strongly connected component (the facts of its members, and the
+        digests of the components they call), components taken callees first. Linear in the return
+        values' dependencies, however long the chains of helpers returning each other's results."""
+        if self._return_texts:
+            return self._return_texts
+        calls: dict[str, set[str]] = {}
+        lines: dict[str, list[str]] = {}
+        for function in self.functions.values():
+            own = [canonical_text((function.key, function.positional, function.keyword_only, function.var_positional,
+                                   function.var_keyword, function.falsy_defaults, function.returns,
+                                   function.return_elements))]
+            called: set[str] = set()
             for deps in (function.returns, *(function.return_elements or ())):
                 for dep in nested_deps(deps):
                     if isinstance(dep, CallDep):
                         callee = self._key_of(dep.callee)
-                        if callee is not None and callee not in seen:
-                            seen.add(callee)
-                            pending.append(callee)
+                        if callee is not None:
+                            called.add(callee)
                     elif isinstance(dep, (ParamDep, StagedDep)) and dep.function != function.key:
-                        lines += self._function_facts(dep.function)
-        text = "\n".join(sorted(lines))
-        self._return_texts[key] = text
-        return text
+                        own += self._function_facts(dep.function)
+            calls[function.key] = called
+            lines[function.key] = own
+        for component in strongly_connected(calls):  # callees first
+            members = set(component)
+            outside = sorted({self._return_texts[callee] for member in component for callee in calls[member]
+                              if callee not in members})
+            digest = _digest("\n".join([*sorted(line for member in component for line in lines[member]), *outside]))
+            for member in component:
+                self._return_texts[member] = digest
+        return self._return_texts
 
     def _staged_root(self, key: str) -> bool:
         """Whether a staging transform is applied to function `key` directly."""
@@ -500,24 +513,39 @@ class Solution:
 
     def _named_function_facts(self, summary: ModuleSummary) -> list[tuple[str, str]]:
         """What a lint reads of the functions of other modules that `summary` names (and of those their
-        array leaves come from): that they exist, which parameters only probe or draw from their
-        argument (with the parameters arguments bind to, when any do), the arrays they return, and
-        whether a staging transform is applied to them directly: a line per function key."""
+        array leaves come from, as the digest :meth:`_leaf_digests` gives): that they exist, which
+        parameters only probe or draw from their argument (with the parameters arguments bind to, when
+        any do), the arrays they return, and whether a staging transform is applied to them directly: a
+        line per function key named."""
         own = summary.functions
-        pending = [key for name in linked_names(summary) if (key := self._key_of(name)) is not None and key not in own]
-        seen: set[str] = set()
-        while pending:
-            key = pending.pop()
-            if key in seen:
-                continue
-            seen.add(key)
-            pending += [leaf.callee for leaf in self.functions[key].array_leaves
-                        if leaf.callee is not None and leaf.callee in self.functions and leaf.callee not in own]
+        named = {key for name in linked_names(summary) if (key := self._key_of(name)) is not None and key not in own}
+        digests = self._leaf_digests()
         lines = []
-        for key in sorted(seen):
+        for key in sorted(named):
             facts = self._read_facts(self.functions[key])
-            lines.append((key, repr((key, *facts)) if any(facts) else key))
+            beyond = sorted({digests[leaf.callee] for leaf in self.functions[key].array_leaves
+                             if leaf.callee is not None and leaf.callee in self.functions})
+            lines.append((key, repr((key, *facts, *beyond)) if any(facts) or beyond else key))
         return lines
+
+    def _leaf_digests(self) -> dict[str, str]:
+        """Per function, a digest of what :meth:`_read_facts` gives of it and of every function its array
+        leaves come from, transitively (by strongly connected components, callees first: linear however
+        long the chains of helpers returning each other's arrays). Computed once per solve."""
+        if self._leaf_texts:
+            return self._leaf_texts
+        leaves = {key: {leaf.callee for leaf in function.array_leaves
+                        if leaf.callee is not None and leaf.callee in self.functions}
+                  for key, function in self.functions.items()}
+        for component in strongly_connected(leaves):
+            members = set(component)
+            outside = sorted({self._leaf_texts[callee] for member in component for callee in leaves[member]
+                              if callee not in members})
+            own = sorted(repr((member, *self._read_facts(self.functions[member]))) for member in component)
+            digest = _digest("\n".join([*own, *outside]))
+            for member in component:
+                self._leaf_texts[member] = digest
+        return self._leaf_texts
 
     def _reached_from_elsewhere(self, summary: ModuleSummary) -> list[tuple[str, str]]:
         """For each function of another module that `summary`'s calls name, the functions of `summary`
@@ -845,18 +873,24 @@ def solve(summaries: Iterable[ModuleSummary], project_modules: Iterable[str] = (
 
 def callers_first(callees: dict[str, set[str]]) -> list[str]:
     """Every function that calls or is called, callers before their callees: the strongly connected
-    components of the call graph in topological order (Tarjan's algorithm, iterative), the functions
-    of one component in name order. Linear in the calls."""
+    components of the call graph in topological order, the functions of one component in name order."""
+    return [member for component in reversed(strongly_connected(callees)) for member in component]
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of `graph` (each node's successors; a successor need not be a
+    key), each in name order, successors' components before their predecessors' (Tarjan's algorithm,
+    iterative: deep call chains need no deep recursion). Linear in the nodes and edges."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
     on_stack: set[str] = set()
     components: list[list[str]] = []
-    nodes = sorted({*callees, *(callee for targets in callees.values() for callee in targets)})
+    nodes = sorted({*graph, *(successor for successors in graph.values() for successor in successors)})
     for start in nodes:
         if start in index:
             continue
-        work = [(start, iter(sorted(callees.get(start, ()))))]
+        work = [(start, iter(sorted(graph.get(start, ()))))]
         index[start] = low[start] = len(index)
         stack.append(start)
         on_stack.add(start)
@@ -867,7 +901,7 @@ def callers_first(callees: dict[str, set[str]]) -> list[str]:
                     index[successor] = low[successor] = len(index)
                     stack.append(successor)
                     on_stack.add(successor)
-                    work.append((successor, iter(sorted(callees.get(successor, ())))))
+                    work.append((successor, iter(sorted(graph.get(successor, ())))))
                     break
                 if successor in on_stack:
                     low[node] = min(low[node], index[successor])
@@ -884,7 +918,7 @@ def callers_first(callees: dict[str, set[str]]) -> list[str]:
                         if member == node:
                             break
                     components.append(sorted(component))
-    return [member for component in reversed(components) for member in component]
+    return components
 
 
 def _repeated(start: set[str], functions: dict[str, FunctionSummary], callees: dict[str, set[str]]) -> set[str]:
