@@ -255,6 +255,7 @@ class Guarding:
         return done
 
     def dep(self, dep: Dep) -> Dep:
+        """One dependency with the guard added (memoised: a pure function of the node)."""
         done = self._done.get(dep)
         if done is None:
             done = self._done[dep] = self._rewrite(dep)
