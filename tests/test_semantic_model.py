@@ -590,3 +590,14 @@ def test_wide_dtype_strings_are_read_without_prefix_or_quotes(literal, wide):
 def test_x64_flag_strings_are_found_in_any_literal(literal):
     model, _ = model_of(f"x = {literal}\n")
     assert model.summary.enables_x64
+
+
+def test_value_flags_are_distinct_bits_named_by_the_int_flag():
+    from jaxcheck.analyzer.semantics import values
+
+    members = list(values.ValueFlag)
+    assert all(member.value & (member.value - 1) == 0 for member in members)  # one bit each
+    assert len({member.value for member in members}) == len(members)
+    assert all(getattr(values, member.name) == member.value and type(getattr(values, member.name)) is int
+               for member in members)
+    assert repr(values.ValueFlag(values.JAX_ARRAY | values.ARRAY_VALUED)).startswith("<ValueFlag.")

@@ -27,7 +27,8 @@ import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, fields, is_dataclass, replace
 from functools import lru_cache
-from typing import Protocol, TypeAlias, Union
+from enum import IntFlag
+from typing import Final, Protocol, TypeAlias, Union
 
 from jaxcheck.analyzer.semantics.interning import InternedNode
 
@@ -234,40 +235,65 @@ Deps: TypeAlias = frozenset[Dep]
 
 NO_DEPS: Deps = frozenset()
 
-# Facts about a value's Python type that rules need besides tracedness.
-BOOL_MASK = 1
-"""A boolean array (comparison, `jnp.isnan`, `&`/`|`/`~` of masks): indexing with it is value-dependent."""
-LOGGER = 1 << 8
-"""A `logging.Logger` (from `logging.getLogger`)."""
-NUMPY_GENERATOR = 1 << 9
-"""A NumPy random generator (`np.random.default_rng`, `RandomState`): its draws are impure."""
-KEY_TAKING_LAYER = 1 << 15
-"""An object of a JAX-ecosystem library class (`eqx.nn.Dropout(0.5)`): calling it with `key=k` may draw
-from `k` (a name already known to hold a PRNG key; `key=` is also attention's key in
-`hk.MultiHeadAttention`)."""
-SEEDED_GENERATOR = 1 << 14
-"""A NumPy generator made with an explicit seed (`np.random.default_rng(0)`, `RandomState(seed)`): a
-fresh one draws the same numbers every time it is made."""
-FILESYSTEM_PATH = 1 << 10
-"""A `pathlib` path: its `write_text`/`write_bytes` methods write files."""
-PYTHON_CONTAINER = 2
-"""A Python list, tuple, dict or set (literal, comprehension, `list(...)`, `*args`): its truth value is
-its length (static), and indexing it needs a concrete key."""
-JAX_ARRAY = 4
-"""Known to be a JAX array, traced or not: the result of a `jax.numpy`/`jax.random`/`jax.lax`/`jax.nn`
-call, of an `.at[...]` update, or of arithmetic, indexing or array methods on a JAX array."""
+class ValueFlag(IntFlag):
+    """Facts about a value's Python type that rules need besides tracedness (:attr:`Value.flags`).
 
-NUMPY_ARRAY = 1 << 13
-"""A NumPy array made from concrete values (`np.eye(4)`, a module-level `np.arange(10)` table): indexing
-it with a tracer converts the tracer to an integer, which fails under a transform."""
-PYTHON_SET = 1 << 12
-"""A Python set or frozenset (literal, comprehension, `set(...)`): `-`, `&`, `|` and `^` on it give sets."""
-GRADIENT_STOPPED = 1 << 16
-"""The result of `jax.lax.stop_gradient`: under a differentiating transform alone it is a plain value
-(`float()` works on it), though still a tracer under `jit`."""
-ARRAY_VALUED = 1 << 11
-"""The result of arithmetic or an array method on a value that may be traced: whenever it is traced it is
-an array tracer (never None, a string or a container)."""
+    - `BOOL_MASK`: a boolean array (comparison, `jnp.isnan`, `&`/`|`/`~` of masks): indexing with it is
+      value-dependent.
+    - `PYTHON_CONTAINER`: a Python list, tuple, dict or set (literal, comprehension, `list(...)`,
+      `*args`): its truth value is its length (static), and indexing it needs a concrete key.
+    - `JAX_ARRAY`: known to be a JAX array, traced or not: the result of a `jax.numpy`/`jax.random`/
+      `jax.lax`/`jax.nn` call, of an `.at[...]` update, or of arithmetic, indexing or array methods on a
+      JAX array.
+    - `LOGGER`: a `logging.Logger` (from `logging.getLogger`).
+    - `NUMPY_GENERATOR`: a NumPy random generator (`np.random.default_rng`, `RandomState`): its draws
+      are impure.
+    - `FILESYSTEM_PATH`: a `pathlib` path: its `write_text`/`write_bytes` methods write files.
+    - `ARRAY_VALUED`: the result of arithmetic or an array method on a value that may be traced:
+      whenever it is traced it is an array tracer (never None, a string or a container).
+    - `PYTHON_SET`: a Python set or frozenset (literal, comprehension, `set(...)`): `-`, `&`, `|` and
+      `^` on it give sets.
+    - `NUMPY_ARRAY`: a NumPy array made from concrete values (`np.eye(4)`, a module-level
+      `np.arange(10)` table): indexing it with a tracer converts the tracer to an integer, which fails
+      under a transform.
+    - `SEEDED_GENERATOR`: a NumPy generator made with an explicit seed (`np.random.default_rng(0)`,
+      `RandomState(seed)`): a fresh one draws the same numbers every time it is made.
+    - `KEY_TAKING_LAYER`: an object of a JAX-ecosystem library class (`eqx.nn.Dropout(0.5)`): calling
+      it with `key=k` may draw from `k` (a name already known to hold a PRNG key; `key=` is also
+      attention's key in `hk.MultiHeadAttention`).
+    - `GRADIENT_STOPPED`: the result of `jax.lax.stop_gradient`: under a differentiating transform alone
+      it is a plain value (`float()` works on it), though still a tracer under `jit`.
+
+    The model combines and tests these bits on every expression, so it stores them as plain `int`s (the
+    module-level names below): `IntFlag`'s operators run in Python. `ValueFlag(value.flags)` names the
+    bits of a value (its `repr` lists them)."""
+
+    BOOL_MASK = 1
+    PYTHON_CONTAINER = 2
+    JAX_ARRAY = 4
+    LOGGER = 1 << 8
+    NUMPY_GENERATOR = 1 << 9
+    FILESYSTEM_PATH = 1 << 10
+    ARRAY_VALUED = 1 << 11
+    PYTHON_SET = 1 << 12
+    NUMPY_ARRAY = 1 << 13
+    SEEDED_GENERATOR = 1 << 14
+    KEY_TAKING_LAYER = 1 << 15
+    GRADIENT_STOPPED = 1 << 16
+
+
+BOOL_MASK: Final = ValueFlag.BOOL_MASK.value
+PYTHON_CONTAINER: Final = ValueFlag.PYTHON_CONTAINER.value
+JAX_ARRAY: Final = ValueFlag.JAX_ARRAY.value
+LOGGER: Final = ValueFlag.LOGGER.value
+NUMPY_GENERATOR: Final = ValueFlag.NUMPY_GENERATOR.value
+FILESYSTEM_PATH: Final = ValueFlag.FILESYSTEM_PATH.value
+ARRAY_VALUED: Final = ValueFlag.ARRAY_VALUED.value
+PYTHON_SET: Final = ValueFlag.PYTHON_SET.value
+NUMPY_ARRAY: Final = ValueFlag.NUMPY_ARRAY.value
+SEEDED_GENERATOR: Final = ValueFlag.SEEDED_GENERATOR.value
+KEY_TAKING_LAYER: Final = ValueFlag.KEY_TAKING_LAYER.value
+GRADIENT_STOPPED: Final = ValueFlag.GRADIENT_STOPPED.value
 
 
 Key: TypeAlias = Union[str, int, None]
@@ -301,6 +327,7 @@ class Value:
 
     deps: Deps = NO_DEPS
     flags: int = 0
+    """The :class:`ValueFlag` bits of the value, as a plain int."""
     elements: tuple[Value, ...] | None = None
     instance: str | None = None
     fields: tuple[tuple[str, Value], ...] | None = None
