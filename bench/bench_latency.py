@@ -20,8 +20,9 @@ and the project index in an empty cache folder:
   function: only the edited module is solved again) and one whose change reaches other modules (a
   call added to the body of `equinox.partition`, which other modules call: the groups of functions
   linked to it are solved again, with the 44 modules that define or name one of them);
-- the language server's case: an edited 1,000-line buffer checked in a warm process (target <= 100 ms),
-  for edits that keep the buffer's summary (the last solve is reused) and edits that change it.
+- the language server's case: an edited 1,000-line buffer checked in a warm process (target <= 100 ms
+  and <= 1.5x the bare parse of the buffer), for edits that keep the buffer's summary (the last solve is
+  reused) and edits that change it.
 
 The command line's wall time for the two warm cases (a new interpreter: imports included; the command
 line resolves each file's configuration, so its cache entries are its own and it is run once first)
@@ -136,6 +137,7 @@ def main() -> None:
         cli_one, cli_one_libcst = cli_seconds([target], cache)
 
         big = thousand_lines(root)
+        buffer_parse = min(run_with_deep_stack(lambda: bare_parse([big])) for _ in range(5))
         text = big.read_bytes()
         big_lines = text.count(b"\n")
         big_name = big.relative_to(root)
@@ -174,7 +176,8 @@ def main() -> None:
                        ("changes", "one that changes it (a new function)")):
         times = sorted(server_times[kind])
         print(f"server: edited {big_lines}-line buffer, {what}: {times[0] * 1000:6.1f} ms best, "
-              f"{times[2] * 1000:.1f} ms median of 5  (target <= 100 ms; {big_name})")
+              f"{times[2] * 1000:.1f} ms median of 5, {times[2] / buffer_parse:.2f}x the buffer's parse "
+              f"({buffer_parse * 1000:.1f} ms)  (target <= 100 ms and 1.5x; {big_name})")
     print(f"CLI (new process) unchanged re-run: {cli_unchanged:5.2f} s, libcst imported: {cli_unchanged_libcst}")
     print(f"CLI (new process) one file, warm:   {cli_one:5.2f} s, libcst imported: {cli_one_libcst}")
 
