@@ -11,7 +11,7 @@ from scaling_programs import FAMILIES, Project, deep_loops
 
 from jaxcheck.analyzer.config import Configuration
 from jaxcheck.analyzer.engine import Linter
-from jaxcheck.analyzer.semantics import budget
+from jaxcheck.analyzer.semantics import budget, solver
 from jaxcheck.analyzer.semantics.budget import STEPS
 
 SMALL_N = {"helper_chain_conditional": 12, "threaded_state_guarded": 16, "nested_branches": 8, "long_jitted": 16,
@@ -73,3 +73,15 @@ def test_a_function_over_its_budget_is_cut_and_silent(tmp_path: Path, monkeypatc
     lines = sorted(d.range.start.line for d in report.diagnostics)
     assert lines == [source.splitlines().index("def small(x):") + 2]
     assert any("`big`" in note and "work budget" in note for note in report.notes), report.notes
+
+
+def test_a_solve_that_does_not_settle_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The project solve's rounds are bounded; a run that reaches the bound says so."""
+    project = {"pkg/__init__.py": "", "pkg/helpers.py": "def clip(x):\n    if x > 0:\n        return x\n    return -x\n",
+               "pkg/main.py": "import jax\nfrom pkg import helpers\n\n@jax.jit\ndef step(x):\n    return helpers.clip(x)\n"}
+    for rounds, expected in ((solver.MAX_ROUNDS, False), (1, True)):
+        monkeypatch.setattr(solver, "MAX_ROUNDS", rounds)
+        folder = tmp_path / str(rounds)
+        checked_steps(project, folder)
+        report = Linter(Configuration()).check_paths([folder], jobs=1)
+        assert any("stopped after" in note for note in report.notes) is expected, report.notes

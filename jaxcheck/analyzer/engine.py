@@ -36,7 +36,7 @@ from jaxcheck.analyzer.project import (
 )
 from jaxcheck.analyzer.registry import selected_codes
 from jaxcheck.analyzer.semantics.locality import named_elsewhere
-from jaxcheck.analyzer.semantics.solver import SignatureParts, Solution, findings_part, solve
+from jaxcheck.analyzer.semantics.solver import MAX_ROUNDS, SignatureParts, Solution, findings_part, solve
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
 from jaxcheck.analyzer.source import SourceDecodeError, decode_source, encode_source, source_lines
 from jaxcheck.analyzer.stack import run_with_deep_stack
@@ -473,6 +473,9 @@ class Linter:
             parts: dict[Path, SignatureParts] = {}
             if len(summaries) > 1:
                 solution = solve(summaries)
+                if not solution.converged:
+                    report.notes.append(f"note: {root}: the project solve stopped after {MAX_ROUNDS} rounds with facts "
+                                        "still changing, so some findings may be missing; please report this project")
                 stale: dict[Path, FileTask] = {}
                 stale_keys: dict[Path, str] = {}
                 for path, outcome in outcomes.items():
