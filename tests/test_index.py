@@ -448,7 +448,8 @@ def test_an_edit_keeping_the_summary_of_a_script_sharing_its_module_name_relints
 def test_one_file_after_a_whole_project_run_reads_that_runs_state(project: Path, tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch):
     """Pre-commit after a full check: nothing changed, so the findings of the named file come from the
-    whole run's state, with no file parsed; once another file changes, the file's own check runs."""
+    whole run's state, with no file parsed; once a file changes, that state's early cutoff answers,
+    with the findings a cold check gives."""
     cache = tmp_path / "cache"
     whole = _check([project], cache)
     assert _findings(whole) == [("utils.py", "JAX301", 3)]
@@ -462,4 +463,14 @@ def test_one_file_after_a_whole_project_run_reads_that_runs_state(project: Path,
     assert one.diagnostics == _check([project / "pkg" / "utils.py"], None).diagnostics
     assert [d.path for d in one.diagnostics] == [str(project / "pkg" / "utils.py")]
     _write(project / "pkg" / "train.py", UNTRACED_TRAIN)
-    assert _same_as_cold([project / "pkg" / "utils.py"], cache) == []
+    states: list[str] = []
+    original = EarlyCutoff.findings
+
+    def spy(self: EarlyCutoff, state: object, *args: object) -> object:
+        states.append(str(args[-1]))
+        return original(self, state, *args)  # type: ignore[arg-type]
+
+    with monkeypatch.context() as patched:
+        patched.setattr(EarlyCutoff, "findings", spy)
+        assert _same_as_cold([project / "pkg" / "utils.py"], cache) == []
+    assert len(states) == 1, "the whole run's state was not used"  # this request has no state of its own

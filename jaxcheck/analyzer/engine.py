@@ -441,8 +441,8 @@ class Linter:
             diagnostics = list(record.diagnostics) if record is not None else None
             if diagnostics is None and (state := index.load_state(state_key)) is not None:
                 diagnostics = EarlyCutoff(self).findings(state, tasks, checked, others, index, keys, state_key)
-            if diagnostics is None and others:
-                diagnostics = self._from_whole_run(index, tasks, checked, others)
+            if diagnostics is None and others and cache is not None:
+                diagnostics = self._from_whole_run(index, cache, tasks, checked, others)
             if diagnostics is not None:
                 if progress is not None:
                     progress.start(len(tasks))
@@ -511,29 +511,35 @@ class Linter:
         report.notes.extend(_ignored_entries_note(cache))
         return report
 
-    def _from_whole_run(self, index: ProjectIndex, tasks: dict[Path, FileTask], checked: dict[Path, ProjectFile],
-                        others: dict[Path, ProjectFile]) -> list[Diagnostic] | None:
-        """The findings of the `checked` files as the last whole-project run left them, when no file of the
-        project changed since (same files, bytes and configurations): pre-commit or an editor after a
-        full check (or after CI restored the cache) reads them instead of building its own project state.
-        None when that run is unknown or anything changed."""
+    def _from_whole_run(self, index: ProjectIndex, cache: ResultCache, tasks: dict[Path, FileTask],
+                        checked: dict[Path, ProjectFile], others: dict[Path, ProjectFile]) -> list[Diagnostic] | None:
+        """The findings of the `checked` files from the state the last whole-project run left (pre-commit
+        after a full check, an editor after CI restored the cache), instead of building this request's
+        own project state: as recorded when no project file changed since; else through that state's
+        early cutoff (see `EarlyCutoff.findings`), which updates it. None when that run is unknown, the
+        project's files or configurations differ, or the cutoff cannot tell."""
         whole = index.load_whole_run()
         state = index.load_state(whole.state) if whole is not None else None
         if whole is None or state is None:
             return None
-        files = {**checked, **others}
-        now = sorted((str(real_path(path)), self.profile(path).key) for path in files)
+        files = {real_path(path): file for path, file in {**checked, **others}.items()}
+        now = sorted((str(path), self.profile(path).key) for path in files)
         if now != list(whole.files):
             return None
-        recorded = {str(real_path(Path(file.path))): file for file in state.files}
-        diagnostics: list[Diagnostic] = []
-        for path, file in files.items():
-            found = recorded.get(str(real_path(path)))
-            if found is None or found.digest != file.digest:
+        recorded = {real_path(Path(file.path)): file for file in state.files}
+        if recorded.keys() != files.keys():
+            return None
+        wanted = {real_path(path): task.display_path for path, task in tasks.items()}
+        if any(recorded[path].digest != file.digest for path, file in files.items()):
+            as_recorded = {Path(recorded[path].path): file for path, file in files.items()}
+            whole_tasks = {path: FileTask(str(path), file.data, file.module) for path, file in as_recorded.items()}
+            keys = {path: cache.key(str(path), f"{file.module!r}|{self.profile(path).key}", file.data, file.digest)
+                    for path, file in as_recorded.items()}
+            found = EarlyCutoff(self).findings(state, whole_tasks, as_recorded, {}, index, keys, whole.state)
+            if found is None:
                 return None
-            if path in tasks:
-                diagnostics += [replace(d, path=tasks[path].display_path) for d in found.diagnostics]
-        return diagnostics
+            return [replace(d, path=wanted[real]) for d in found if (real := real_path(Path(d.path))) in wanted]
+        return [replace(d, path=wanted[path]) for path in wanted for d in recorded[path].diagnostics]
 
     def _outcomes(self, checker: Checker, tasks: dict[Path, FileTask], solution: Solution | None,
                   cache: ResultCache | None, keys: dict[Path, str] | None,
