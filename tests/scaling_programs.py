@@ -53,8 +53,8 @@ def nested_branches(n: int) -> Project:
     lines = ["import jax", "import jax.numpy as jnp", "", "@jax.jit", "def f(x, y, flag=True):",
              "    a, b = x, y"]
     for i in range(n):
-        lines += [f"    if flag:", f"        a = jnp.tanh(a) + {i}", "        if a.ndim == 1:",
-                  f"            b = b * a", "            if b.shape[0] > 2:", "                a = a - b",
+        lines += ["    if flag:", f"        a = jnp.tanh(a) + {i}", "        if a.ndim == 1:",
+                  "            b = b * a", "            if b.shape[0] > 2:", "                a = a - b",
                   "            else:", "                b = a", "        else:", "            a = b",
                   "    else:", "        b = jnp.exp(a)"]
     lines += ["    if a.sum() > 0:", "        return a", "    return b", ""]

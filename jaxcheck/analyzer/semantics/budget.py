@@ -9,7 +9,7 @@ the step-count test (`tests/test_scaling.py`) measures on generated programs of 
 Budgets: interpreting one function body may take at most :data:`FUNCTION_STEPS` steps and one file at
 most :data:`FILE_STEPS`. A function whose budget is spent is *cut*: what was recorded about it is
 dropped and its facts become unknown, which means silence (no finding in it, nothing traced through
-its return value), never a guess. The run names the cut functions (`--verbose`, `--statistics`).
+its return value), never a guess. The run names the cut functions in a note.
 The limits are well above what real code needs (of the 2,400 files of the two corpora, the costliest
 function takes 49k steps and the costliest file 194k: `mujoco_warp/_src/constraint.py`, 5,796 lines)
 and keep the interpretation of any one file to a few seconds (about 200k steps a second).
@@ -32,7 +32,7 @@ class BudgetSpent(Exception):
 
 
 class StepCounter:
-    """Counts steps process-wide (for the step-count test and `--statistics`)."""
+    """Counts steps process-wide (what the step-count test reads)."""
 
     def __init__(self) -> None:
         self.total = 0

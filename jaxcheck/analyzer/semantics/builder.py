@@ -213,7 +213,6 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         self._pending: deque[_PendingBody] = deque()
         self._lambda_counts: dict[str, int] = {}
         self._budget = Budget()
-        self._cut_functions: list[str] = []
         self._narrowings: dict[int, Narrowing] = {}
         self._guardings: dict[tuple[str, Guard], Guarding] = {}
         self._function_bodies: dict[str, cst.FunctionDef] = {}
@@ -251,14 +250,14 @@ class ModelBuilder(TraceRootReader, ObjectReader, GuardReader, ReferenceReader):
         roots = tuple(self._roots())
         summary = ModuleSummary(
             self.module_name, self.path, functions, roots, tuple(self.edges.values()), exports,
-            frozenset(self.repeated_calls), self.enables_x64, self.wide_dtypes, tuple(self._cut_functions),
+            frozenset(self.repeated_calls), self.enables_x64, self.wide_dtypes,
+            tuple(self.records.function_keys.get(id(cut), self.module_name) for cut in self.records.cut_nodes),
         )
         return self.records, summary
 
     def _cut(self, key: str, node: cst.CSTNode) -> None:
         """Function `key` (or the module-level code) spent its budget: forget what it returns and the
         values of its expressions, and record the cut (nothing is reported inside `node`)."""
-        self._cut_functions.append(key)
         self.records.cut_nodes.append(node)
         for child in cut_region(node):
             self.records.values.pop(id(child), None)

@@ -14,7 +14,7 @@ speed of that comparison changes.
 Cost bound: the table holds at most :data:`MAX_INTERNED` nodes; past that it is emptied (the work
 memoised over nodes then starts again, the answers do not change).
 
-Walks over a DAG of nodes visit each node once (`values.nested_deps`, the memo of `guards._Guarding`,
+Walks over a DAG of nodes visit each node once (`values.nested_deps`, the memo of `guards.Guarding`,
 `values.canonical_text`, the solver's evaluation memo, the codec's shared nodes).
 """
 
@@ -23,14 +23,13 @@ from __future__ import annotations
 import dataclasses
 import operator
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 MAX_INTERNED = 1 << 21
 """How many distinct nodes the table keeps before it is emptied (about 2 million: a few hundred MB)."""
 
 _table: dict[tuple[object, ...], Any] = {}
 _getters: dict[type, Callable[[Any], tuple[object, ...]]] = {}
-N = TypeVar("N")
 
 
 class Interned(type):
@@ -62,11 +61,6 @@ class InternedNode(metaclass=Interned):
     def __reduce__(self) -> tuple[type, tuple[object, ...]]:
         getter = _getters.get(type(self)) or _fields_getter(type(self))
         return type(self), getter(self)
-
-
-def interned_count() -> int:
-    """How many nodes the table holds now."""
-    return len(_table)
 
 
 def _fields_getter(cls: type) -> Callable[[Any], tuple[object, ...]]:

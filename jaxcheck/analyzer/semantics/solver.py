@@ -217,9 +217,9 @@ class Solution:
     a result computed past such a cut depends on the path to it, so it is not memoized (the answers then
     do not depend on the order sets are walked in)."""
     _traces: dict[str, FunctionTrace | None] = field(default_factory=dict)
-    _return_texts: dict[str, str] = field(default_factory=dict)
+    _return_digest_of: dict[str, str] = field(default_factory=dict)
     _chain_digests: dict[tuple[str, str | None], str] = field(default_factory=dict)
-    _leaf_texts: dict[str, str] = field(default_factory=dict)
+    _leaf_digest_of: dict[str, str] = field(default_factory=dict)
     _callers_of: dict[str, set[str]] | None = None
 
     def forget_evaluations(self) -> None:
@@ -364,7 +364,6 @@ class Solution:
         deterministic, so a solve that answers all of them alike lints the module alike. `parts` are
         this solve's :meth:`signature_parts` of `summary`, when known."""
         functions = parts.functions if parts is not None else self._function_parts(summary)
-        own = summary.functions
         answers = []
         for read in sorted(set(reads)):
             answers.append(repr((read.kind, read.name, self._answer(read, summary))))
@@ -461,8 +460,8 @@ class Solution:
         make, the digest of a function's strongly connected component (the facts of its members, and the
         digests of the components they call), components taken callees first. Linear in the return
         values' dependencies, however long the chains of helpers returning each other's results."""
-        if self._return_texts:
-            return self._return_texts
+        if self._return_digest_of:
+            return self._return_digest_of
         calls: dict[str, set[str]] = {}
         lines: dict[str, list[str]] = {}
         for function in self.functions.values():
@@ -480,14 +479,8 @@ class Solution:
                         own += self._function_facts(dep.function)
             calls[function.key] = called
             lines[function.key] = own
-        for component in strongly_connected(calls):  # callees first
-            members = set(component)
-            outside = sorted({self._return_texts[callee] for member in component for callee in calls[member]
-                              if callee not in members})
-            digest = _digest("\n".join([*sorted(line for member in component for line in lines[member]), *outside]))
-            for member in component:
-                self._return_texts[member] = digest
-        return self._return_texts
+        self._return_digest_of = component_digests(calls, lines)
+        return self._return_digest_of
 
     def _staged_root(self, key: str) -> bool:
         """Whether a staging transform is applied to function `key` directly."""
@@ -532,20 +525,14 @@ class Solution:
         """Per function, a digest of what :meth:`_read_facts` gives of it and of every function its array
         leaves come from, transitively (by strongly connected components, callees first: linear however
         long the chains of helpers returning each other's arrays). Computed once per solve."""
-        if self._leaf_texts:
-            return self._leaf_texts
+        if self._leaf_digest_of:
+            return self._leaf_digest_of
         leaves = {key: {leaf.callee for leaf in function.array_leaves
                         if leaf.callee is not None and leaf.callee in self.functions}
                   for key, function in self.functions.items()}
-        for component in strongly_connected(leaves):
-            members = set(component)
-            outside = sorted({self._leaf_texts[callee] for member in component for callee in leaves[member]
-                              if callee not in members})
-            own = sorted(repr((member, *self._read_facts(self.functions[member]))) for member in component)
-            digest = _digest("\n".join([*own, *outside]))
-            for member in component:
-                self._leaf_texts[member] = digest
-        return self._leaf_texts
+        facts = {key: [repr((key, *self._read_facts(function)))] for key, function in self.functions.items()}
+        self._leaf_digest_of = component_digests(leaves, facts)
+        return self._leaf_digest_of
 
     def _reached_from_elsewhere(self, summary: ModuleSummary) -> list[tuple[str, str]]:
         """For each function of another module that `summary`'s calls name, the functions of `summary`
@@ -875,6 +862,21 @@ def callers_first(callees: dict[str, set[str]]) -> list[str]:
     """Every function that calls or is called, callers before their callees: the strongly connected
     components of the call graph in topological order, the functions of one component in name order."""
     return [member for component in reversed(strongly_connected(callees)) for member in component]
+
+
+def component_digests(graph: dict[str, set[str]], lines: dict[str, list[str]]) -> dict[str, str]:
+    """Per node of `graph` (each node's successors, all keys of `graph`), a digest of the `lines` of every
+    node of its strongly connected component and of the digests of the components it reaches: equal
+    digests, equal lines everywhere downstream. Linear in the graph and the lines."""
+    digests: dict[str, str] = {}
+    for component in strongly_connected(graph):  # successors first
+        members = set(component)
+        outside = sorted({digests[successor] for member in component for successor in graph[member]
+                          if successor not in members})
+        digest = _digest("\n".join([*sorted(line for member in component for line in lines[member]), *outside]))
+        for member in component:
+            digests[member] = digest
+    return digests
 
 
 def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
