@@ -4,15 +4,25 @@ LibCST's native parser overflows the C stack (a segmentation fault, no exception
 input. Two guards make parsing total:
 
 1. CPython's own parser runs first (about a tenth of LibCST's cost). It rejects the pathological
-   inputs CPython cannot compile either (5,000 nested parentheses, 100,000 unary minus signs, a
-   20,000-term sum) with a catchable SyntaxError, RecursionError or MemoryError.
+   inputs CPython cannot compile either: 5,000 nested parentheses with a SyntaxError, 100,000 unary
+   minus signs and a 20,000-term sum by running out of memory or recursion depth (catchable).
 2. Everything else runs on a worker thread with a large stack (see :func:`run_with_deep_stack`), so
    inputs CPython accepts but LibCST nests deeply (a 10,000-term ``and`` chain) parse too.
 
-The host's parser is not the judge of newer syntax: when the Python running jaxcheck is older than
-the grammar LibCST knows (PEP 695 `type X = ...` and PEP 701 f-strings on 3.10/3.11), a SyntaxError
-that is not a nesting limit is checked again with LibCST, and code LibCST parses is analysed. Valid
-code LibCST cannot parse is parsed simplified: the middle literals of runs of more than about 3,000
+The running interpreter's parser is the judge of what is Python: a file it refuses is a syntax error
+(JAX001) and a file it accepts is not, with one exception. When the host is older than the grammar
+LibCST knows (NEWEST_GRAMMAR), a file using syntax of a newer Python (PEP 695 `type X = ...` and type
+parameters, PEP 701 f-strings on 3.10/3.11, `except*` on 3.10, PEP 696 defaults, PEP 758 `except A, B`
+and t-strings before 3.14) would be refused for its newer syntax alone. Such a file is parsed with
+LibCST (validating), its newer constructs are written in the host's grammar (a type alias as `pass`,
+an f-string as `''`, ...: same lines) and the host judges the rest: the file is analysed when that
+passes, else the host's error there is the verdict. So newer constructs themselves are judged by
+LibCST, all else by the host; errors no Python accepts (a bad escape in a literal: "(value error)",
+"(unicode error)"; a non-printable or invalid character; limits) are final at once on any host. Running out of memory
+or recursion depth in a parser is no verdict on the code: it is a ParseFailure marked `valid` ("file
+too large to check"), an error of the tool rather than JAX001.
+
+Valid code LibCST cannot parse is parsed simplified: the middle literals of runs of more than about 3,000
 adjacent string literals blanked out, tabs in indentation written as one space each, a line
 continuation into the end of the file or from a line holding nothing else dropped (positions
 unchanged), and indentation that a form feed
@@ -33,6 +43,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from jaxcheck.analyzer.stack import run_with_deep_stack as run_with_deep_stack  # re-exported: its old home
 
@@ -44,10 +55,16 @@ CPYTHON_RECURSION_LIMIT = 1000
 """CPython's default limit: the gate rejects exactly what a default interpreter rejects."""
 NEWEST_GRAMMAR = (3, 14)
 """The newest Python grammar LibCST parses: on older hosts a host SyntaxError is not final."""
-_NESTING_LIMIT = re.compile(r"too (?:many|complex|deeply|large)|null bytes")
-"""Host parser errors that are limits, not grammar: final on any host (LibCST may crash on such input)."""
+_FINAL = re.compile(r"too (?:many|complex|deeply|large)|null bytes|\((?:value|unicode) error\)"
+                    r"|non-printable character|invalid character")
+"""Host parser errors that no Python version accepts (limits, bad escapes in literals, characters that
+are no Python): final on any host (LibCST may crash on such input, or accept it)."""
+TOO_LARGE = "file too large to check"
+"""The message of a file a parser ran out of memory or recursion depth on."""
 MAX_BRACKET_DEPTH = 200
 """CPython's tokenizer limit; deeper text is never handed to LibCST without the host's approval."""
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+"""Line breaks as LibCST and CPython count lines."""
 _FORM_FEED_INDENT = re.compile(r"^[ \t\f]*\f", re.MULTILINE)
 """Indentation up to its last form feed: CPython restarts counting columns there, LibCST does not."""
 _TAB_INDENT = re.compile(r"^[ \t]*\t[ \t]*", re.MULTILINE)
@@ -68,7 +85,8 @@ MAX_STRING_RUN = 1000
 @dataclass(frozen=True, slots=True)
 class ParseFailure:
     """Why a source text could not be parsed: a one-line message and the 1-based line/0-based column.
-    `valid` marks code CPython accepts that could still not be analysed (a limit of the tool)."""
+    `valid` marks a failure that is no verdict on the code (a limit of the tool): code CPython accepts
+    that LibCST cannot parse, or a parser that ran out of memory or recursion depth."""
 
     message: str
     line: int
@@ -77,18 +95,22 @@ class ParseFailure:
 
 
 def parse_source(text: str) -> cst.Module | ParseFailure:
-    """Parse `text`; return the module, or a ParseFailure for anything CPython or LibCST rejects."""
+    """Parse `text`; return the module, or a ParseFailure: JAX001 for what the running interpreter refuses
+    (save newer syntax, see the module docstring), `valid` for what a parser could not finish."""
     tree = _host_parse(text)
     if isinstance(tree, ParseFailure):
-        if sys.version_info >= NEWEST_GRAMMAR or _NESTING_LIMIT.search(tree.message) \
+        if tree.valid or sys.version_info >= NEWEST_GRAMMAR or _FINAL.search(tree.message) \
                 or _bracket_depth(text) > MAX_BRACKET_DEPTH:
             return tree
         newer = _libcst_parse(text, validated=True)  # the code may use syntax newer than this Python's
-        return newer if isinstance(newer, cst.Module) else tree
+        if isinstance(newer, ParseFailure):
+            return tree
+        older = _host_parse(_without_newer_syntax(newer, text, sys.version_info[:2]))
+        return older if isinstance(older, ParseFailure) else newer
     if max(map(len, text.splitlines()), default=0) > LONG_LINE and _depth(tree) > MAX_EXPRESSION_DEPTH:
-        return ParseFailure("syntax error: expression too deeply nested to analyze", 1, 0)
+        return ParseFailure("expression too deeply nested to analyze", 1, 0, valid=True)
     parsed = _libcst_parse(text)
-    if isinstance(parsed, ParseFailure):
+    if isinstance(parsed, ParseFailure) and not parsed.valid:
         simplified = _shorten_string_runs(text)
         simplified = _FORM_FEED_INDENT.sub("", simplified)
         simplified = _TAB_INDENT.sub(lambda match: " " * len(match.group()), simplified)
@@ -96,31 +118,96 @@ def parse_source(text: str) -> cst.Module | ParseFailure:
         simplified = _BLANK_CONTINUATION.sub(r"\1 ", simplified)
         if simplified != text:
             parsed = _libcst_parse(simplified)
-    if isinstance(parsed, ParseFailure):
+    if isinstance(parsed, ParseFailure) and not parsed.valid:
         return ParseFailure(f"valid Python that LibCST cannot parse ({parsed.message})", parsed.line, parsed.column,
                             valid=True)
     return parsed
 
 
 def _host_parse(text: str) -> ast.Module | ParseFailure:
-    """CPython's parser, under CPython's default recursion limit."""
+    """The running interpreter's parser (as `compile(..., ast.PyCF_ONLY_AST)`), under CPython's default
+    recursion limit; running out of memory or recursion depth is a `valid` failure, no verdict."""
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(CPYTHON_RECURSION_LIMIT)
     try:
         with warnings.catch_warnings():  # SyntaxWarnings about the checked code are not ours to print
             warnings.simplefilter("ignore")
-            return ast.parse(text)
+            tree = compile(text, "<unknown>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
         line = exc.lineno or 1
         column = max((exc.offset or 1) - 1, 0)
         return ParseFailure(f"syntax error: {exc.msg}", line, column)
     except (RecursionError, MemoryError) as exc:
-        kind = "too deeply nested" if isinstance(exc, RecursionError) else "too large"
-        return ParseFailure(f"syntax error: expression {kind} for the Python parser", 1, 0)
-    except ValueError as exc:  # e.g. "source code string cannot contain null bytes"
+        reason = "recursion depth" if isinstance(exc, RecursionError) else "memory"
+        return ParseFailure(f"{TOO_LARGE} (the Python parser ran out of {reason})", 1, 0, valid=True)
+    except ValueError as exc:  # "source code string cannot contain null bytes" before Python 3.12
         return ParseFailure(f"syntax error: {exc}", 1, 0)
     finally:
         sys.setrecursionlimit(limit)
+    assert isinstance(tree, ast.Module)
+    return tree
+
+
+def _without_newer_syntax(module: cst.Module, text: str, host: tuple[int, int]) -> str:
+    """`text` (parsed as `module`) with each construct of a grammar newer than Python `host`'s written in
+    `host`'s grammar (a type alias as `pass`, an f-string as `''`, type parameters removed, ...): the
+    same lines, the rest of the text unchanged, so that the host judges all but those constructs."""
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    starts = [0, *(match.end() for match in _LINE_BREAK.finditer(text))]
+    edits: list[tuple[int, int, str]] = []
+    for node in positions:
+        older = _older_form(node, host)
+        if older is not None:
+            target, skip, length, replacement = older
+            where = positions[target]
+            start = starts[where.start.line - 1] + where.start.column + skip
+            end = start + length if length >= 0 else starts[where.end.line - 1] + where.end.column
+            edits.append((start, end, replacement))
+    pieces, done = [], 0
+    for start, end, replacement in sorted(edits, key=lambda edit: (edit[0], -edit[1])):
+        if start >= done:  # not inside a construct already written older
+            pieces += [text[done:start], _blanked(text[start:end], replacement)]
+            done = end
+    return "".join([*pieces, text[done:]])
+
+
+def _older_form(node: cst.CSTNode, host: tuple[int, int]) -> tuple[cst.CSTNode, int, int, str] | None:
+    """When `node` is a construct newer than Python `host`: the node its text is in, the characters to
+    skip there, how many to replace (-1: to the node's end) and what to write instead; else None."""
+    if host < (3, 11) and isinstance(node, cst.ExceptStarHandler):  # PEP 654: `except*` as `except`
+        return node, len("except") + len(node.whitespace_after_except.value), 1, " "
+    if host < (3, 11) and isinstance(node, cst.Index) and node.star:  # PEP 646: `x[*a]`
+        return node, 0, 1, " "
+    if host < (3, 11) and isinstance(node, cst.Annotation) and isinstance(node.annotation, cst.StarredElement) \
+            and not node.annotation.lpar:  # PEP 646: `*args: *Ts`
+        return node.annotation, 0, 1, " "
+    if host < (3, 12) and isinstance(node, cst.TypeAlias):  # PEP 695
+        return node, 0, -1, "pass"
+    if host < (3, 12) and isinstance(node, cst.TypeParameters) \
+            or host < (3, 13) and isinstance(node, cst.TypeParameters) \
+            and any(param.default is not None for param in node.params):  # PEP 695, 696
+        return node, 0, -1, ""
+    if host < (3, 12) and isinstance(node, cst.FormattedString) \
+            or host < (3, 14) and isinstance(node, cst.TemplatedString):  # PEP 701, 750
+        return node, 0, -1, "''"
+    if host < (3, 14) and isinstance(node, (cst.ExceptHandler, cst.ExceptStarHandler)) \
+            and isinstance(node.type, cst.Tuple) and not node.type.lpar:  # PEP 758: `except A, B`
+        return node.type, 0, -1, "E"
+    return None
+
+
+def _blanked(segment: str, replacement: str) -> str:
+    """`segment` overwritten by `replacement` and then spaces, its line breaks kept and continued with a
+    backslash (the replacement is shorter than the segment's first line)."""
+    chars = [char if char in "\r\n" else " " for char in segment]
+    chars[:len(replacement)] = replacement
+    for match in _LINE_BREAK.finditer(segment):
+        before = match.start() - 1
+        if before >= len(replacement) and chars[before] == " ":
+            chars[before] = "\\"
+        else:
+            chars[match.start()] = "\\" + chars[match.start()]
+    return "".join(chars)
 
 
 def _bracket_depth(text: str) -> int:
@@ -146,8 +233,9 @@ def _libcst_parse(text: str, validated: bool = False) -> cst.Module | ParseFailu
         return ParseFailure(f"syntax error: {exc.message}", exc.raw_line, exc.raw_column)
     except cst.CSTValidationError as exc:  # parsed, but a node is invalid (a name that is no identifier)
         return ParseFailure(f"syntax error: {exc}", 1, 0)
-    except RecursionError:
-        return ParseFailure("syntax error: expression too deeply nested for LibCST", 1, 0)
+    except (RecursionError, MemoryError) as exc:
+        reason = "recursion depth" if isinstance(exc, RecursionError) else "memory"
+        return ParseFailure(f"{TOO_LARGE} (LibCST ran out of {reason})", 1, 0, valid=True)
 
 
 @contextmanager
