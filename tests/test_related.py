@@ -172,8 +172,9 @@ def test_a_cycle_of_calls_gives_a_finite_chain():
     assert [link.function for link in solution.trace_chain("m.pong", "x")] == ["m.ping", "m.pong"]
     # Witnesses that point at each other (never made by the solve) still end.
     edge_a, edge_b = CallEdge("m.pong", "m.ping", CallArguments()), CallEdge("m.ping", "m.pong", CallArguments())
-    solution.witnesses = {"m.ping": Witness("m.py", "m", edge=edge_a), "m.pong": Witness("m.py", "m", edge=edge_b)}
-    solution.param_witnesses = {}
+    for key, edge in (("m.ping", edge_a), ("m.pong", edge_b)):
+        solution.states[key].witness = Witness("m.py", "m", edge=edge)
+        solution.states[key].param_witnesses.clear()
     assert [link.function for link in solution.trace_chain("m.ping")] == ["m.pong", "m.ping"]
 
 

@@ -122,7 +122,7 @@ class GuardReader:
         absent: set[str] = set()
         truthy: set[str] = set()
         for item in narrowed:
-            if function.kind is not ScopeKind.FUNCTION or not self._holds_parameter(item.name, function.key):
+            if function.kind is not ScopeKind.FUNCTION or not self.holds_parameter(item.name, function.key):
                 continue
             if item.none:
                 absent.add(item.name)
@@ -174,7 +174,7 @@ class GuardReader:
             self._rebound[function] = frozenset(bound_names(node.body))
         return name in self._rebound[function]
 
-    def _holds_parameter(self, name: str, function_key: str) -> bool:
+    def holds_parameter(self, name: str, function_key: str) -> bool:
         """Whether `name` still holds the current function's parameter of that name."""
         deps = self.scope.load(name).deps
         if len(deps) != 1:
@@ -216,7 +216,7 @@ class GuardReader:
                 return
             name = function.parameter_for(None if arg.keyword else position, arg.keyword.value if arg.keyword else None, bound)
             if name in rejected and isinstance(arg.value, cst.Name):
-                if self._holds_parameter(arg.value.value, current.key):
+                if self.holds_parameter(arg.value.value, current.key):
                     self._concrete_after_statement.add(Narrowed(arg.value.value))
 
     def _end_statement(self) -> None:

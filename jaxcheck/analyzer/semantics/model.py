@@ -198,7 +198,7 @@ class SemanticModel:
             return None
         (dep,) = value.deps
         if isinstance(dep, ParamDep) and dep.function == function_key:
-            if dep.name in self.solution.traced_params.get(function_key, ()):
+            if dep.name in self.solution.state_of(function_key).traced_params:
                 return dep.name
         return None
 
@@ -472,7 +472,7 @@ class SemanticModel:
         function = self.solution.functions.get(param.function)
         if function is not None and param.name in function.jax_array_annotated:
             return True
-        return param.name in self.solution.jax_array_params.get(param.function, ())
+        return param.name in self.solution.state_of(param.function).jax_array_params
 
     def _returns_array(self, returned: Returned, seen: frozenset[Returned] = frozenset()) -> bool:
         """Whether every `return` of `returned.function` holds a JAX array at `returned.path` or above it
@@ -561,7 +561,7 @@ class SemanticModel:
         if not name.startswith("_") or name.startswith("__") or function in seen:
             return False
         self.reads.add(Read("callers", function))
-        callers = {caller for caller, callees in self.solution.callees.items() if function in callees}
+        callers = self.solution.callers_of(function)
         return bool(callers) and all(
             caller.rpartition(".")[0] == owner
             and (caller.rpartition(".")[2] in CONSTRUCTORS or self._runs_only_while_constructing(caller, seen | {function}))

@@ -160,39 +160,69 @@ class SignatureParts:
         return "\n".join([*facts, *links, *(["x64"] if self.x64 else [])]) + f"\n{NOTES_MARK}\n" + "\n".join(chains)
 
 
+@dataclass(slots=True)
+class FunctionState:
+    """What the solve knows of one function: one record per function (:attr:`Solution.states`).
+
+    The function is traced when :attr:`transforms` is not empty. Every field only grows during a solve
+    (a custom derivative's :attr:`differentiated` is emptied once, before propagation), so the solve's
+    progress is the growth of :meth:`progress`."""
+
+    transforms: set[str] = field(default_factory=set)
+    """The transforms it runs under (display names)."""
+    staged: bool = False
+    """Some transform it runs under stages it (abstract tracers)."""
+    omnistaged: bool = False
+    """It runs under a transform that stages every array operation (jit, pmap, lax bodies), so even
+    operations on constants give tracers; a batching transform alone (`vmap`) does not."""
+    root: bool = False
+    """A transform is applied to it directly."""
+    traced_params: set[str] = field(default_factory=set)
+    """The parameters that receive tracers: the union of :attr:`contexts`' traced parameters."""
+    contexts: dict[object, Context] = field(default_factory=dict)
+    """The parameters each way of tracing it (a root's spec, a call edge) makes tracers. Guarded values
+    (`ParamDep.unless`) ask about one context at a time."""
+    holders: set[str] = field(default_factory=set)
+    """The parameters that hold a tracer without being provably abstract: a differentiating transform's
+    (`grad` keeps values concrete) or an opaque call's result passed on. Storing them outside leaks a
+    tracer; branching on them is fine."""
+    differentiated: set[str] = field(default_factory=set)
+    """The parameters certainly given a differentiating transform's tracer (`jax.grad(f)`'s differentiated
+    argument, or a value computed from one passed on): concrete enough for `if` and `int()`, yet
+    `float()`, `.tolist()` and NumPy raise on it. Not a `custom_jvp`/`custom_vjp` function nor its rules:
+    they run on primal values."""
+    jax_array_params: set[str] = field(default_factory=set)
+    """The parameters some visible call passes a JAX array (module-level calls too): item assignment to
+    them raises there, traced or not."""
+    keepers: set[str] = field(default_factory=set)
+    """The caching transforms whose reused program holds its trace (see :attr:`FunctionTrace.keepers`)."""
+    callees: set[str] = field(default_factory=set)
+    """The project functions it calls directly (resolved keys)."""
+    witness: Witness | None = None
+    """How it first became traced (see :attr:`Solution.states`)."""
+    param_witnesses: dict[str, Witness] = field(default_factory=dict)
+    """Per parameter, how it first came to receive tracers."""
+
+    def progress(self) -> tuple[int, bool, bool, int, int, int, int]:
+        """Sizes that grow with every new fact of the propagated fields (contexts are compared apart)."""
+        return (len(self.transforms), self.staged, self.omnistaged, len(self.traced_params), len(self.holders),
+                len(self.differentiated), len(self.keepers))
+
+
+_UNKNOWN_STATE = FunctionState()
+"""The state of a function the solve knows nothing of; read, never written."""
+
+
 @dataclass
 class Solution:
     """The solved tracing state of a set of modules; answers whether dependency sets are traced."""
 
     functions: dict[str, FunctionSummary]
-    transforms: dict[str, set[str]] = field(default_factory=dict)
-    staged: set[str] = field(default_factory=set)
-    omnistaged: set[str] = field(default_factory=set)
-    """Functions run under a transform that stages every array operation (jit, pmap, lax bodies), so
-    even operations on constants give tracers; a batching transform alone (`vmap`) does not."""
-    traced_params: dict[str, set[str]] = field(default_factory=dict)
-    contexts: dict[str, dict[object, Context]] = field(default_factory=dict)
-    """Per function, the parameters each way of tracing it (a root, a call edge) makes tracers;
-    `traced_params` is their union. Guarded values (`ParamDep.unless`) ask about one context at a time."""
-    holders: dict[str, set[str]] = field(default_factory=dict)
-    """Per function, the parameters that hold a tracer without being provably abstract: a
-    differentiating transform's (`grad` keeps values concrete) or an opaque call's result passed on.
-    Storing them outside leaks a tracer; branching on them is fine."""
-    differentiated: dict[str, set[str]] = field(default_factory=dict)
-    """Per function, the parameters certainly given a differentiating transform's tracer (`jax.grad(f)`'s
-    differentiated argument, or a value computed from one passed on): concrete enough for `if` and `int()`,
-    yet `float()`, `.tolist()` and NumPy raise on it. Not a `custom_jvp`/`custom_vjp` function nor its
-    rules: they run on primal values."""
-    jax_array_params: dict[str, set[str]] = field(default_factory=dict)
-    """Per function, the parameters some visible call passes a JAX array (module-level calls too):
-    item assignment to them raises there, traced or not."""
-    roots: set[str] = field(default_factory=set)
-    keepers: dict[str, set[str]] = field(default_factory=dict)
-    """Per function whose traced program is reused, the caching transforms that keep it (see
-    :attr:`FunctionTrace.keepers`)."""
+    states: dict[str, FunctionState] = field(default_factory=dict)
+    """Per function, what the solve knows of it. Witnesses: roots are applied before any call propagates,
+    and each round only extends functions traced in earlier rounds, so following witnesses back gives a
+    shortest chain to a root."""
     resolve: _Resolver | None = None
-    callees: dict[str, set[str]] = field(default_factory=dict)
-    """Project functions each function calls directly (resolved keys)."""
     repeated: set[str] = field(default_factory=set)
     """Functions evidently run more than once: called inside a loop (module level too), or called by a
     function that is. A test, `main()` or a constructor called once is not."""
@@ -200,12 +230,6 @@ class Solution:
     """The content digest of each module's file, by path (see :attr:`ModuleSummary.digest`)."""
     x64_enabled: bool = False
     """Some module of the solve may turn on 64-bit mode (see :attr:`ModuleSummary.enables_x64`)."""
-    witnesses: dict[str, Witness] = field(default_factory=dict)
-    """Per traced function, how it first became traced (roots are applied before any call propagates,
-    and each round only extends functions traced in earlier rounds, so following witnesses back gives a
-    shortest chain to a root)."""
-    param_witnesses: dict[tuple[str, str], Witness] = field(default_factory=dict)
-    """Per (function, parameter), how that parameter first came to receive tracers."""
     converged: bool = True
     """False when the fixpoint stopped at MAX_ROUNDS with facts still changing."""
     _cache: dict[tuple[Dep, _Frame | None], bool] = field(default_factory=dict)
@@ -221,6 +245,21 @@ class Solution:
     _chain_digests: dict[tuple[str, str | None], str] = field(default_factory=dict)
     _leaf_digest_of: dict[str, str] = field(default_factory=dict)
     _callers_of: dict[str, set[str]] | None = None
+
+    def state_of(self, key: str) -> FunctionState:
+        """What the solve knows of function `key` (an empty record for a function it knows nothing of)."""
+        return self.states.get(key, _UNKNOWN_STATE)
+
+    def _state(self, key: str) -> FunctionState:
+        """Function `key`'s record, made on its first fact."""
+        state = self.states.get(key)
+        if state is None:
+            state = self.states[key] = FunctionState()
+        return state
+
+    def callee_graph(self) -> dict[str, set[str]]:
+        """The project functions each function calls directly, for the functions that call any."""
+        return {key: state.callees for key, state in self.states.items() if state.callees}
 
     def forget_evaluations(self) -> None:
         """Drop memoized evaluations (the solve changed the state they depend on)."""
@@ -238,12 +277,11 @@ class Solution:
         return trace
 
     def _trace_of(self, key: str) -> FunctionTrace | None:
-        transforms = self.transforms.get(key)
-        if not transforms:
+        state = self.state_of(key)
+        if not state.transforms:
             return None
-        traced = frozenset(self.traced_params.get(key, ()))
-        return FunctionTrace(frozenset(transforms), key in self.staged, traced, key in self.roots,
-                             frozenset(self.keepers.get(key, ())))
+        return FunctionTrace(frozenset(state.transforms), state.staged, frozenset(state.traced_params), state.root,
+                             frozenset(state.keepers))
 
     def trace_chain(self, key: str, param: str | None = None) -> list[ChainLink]:
         """Why function `key` is traced: the chain from a root to `key`, root first, following each
@@ -267,17 +305,18 @@ class Solution:
     def _chain_step(self, current: str, param: str | None) -> tuple[ChainLink, tuple[str, str | None] | None] | None:
         """One link of :meth:`trace_chain`: how `current` (its `param`) became traced, and the function
         (and parameter) the chain goes on with, if any; None when `current` is not traced."""
-        witness = self.param_witnesses.get((current, param)) if param is not None else None
-        witness = witness or self.witnesses.get(current)
+        state = self.state_of(current)
+        witness = state.param_witnesses.get(param) if param is not None else None
+        witness = witness or state.witness
         if witness is None:
             return None
         edge = witness.edge
         if witness.root is not None or edge is None:
             maker = witness.root.spec.caches_with if witness.root is not None else None
-            if maker is None or current not in self.keepers or maker not in self.keepers:
+            if maker is None or not state.keepers or not self.state_of(maker).keepers:
                 return ChainLink(current, witness), None
             return ChainLink(current, witness), (maker, None)  # a body made per call is cached by its maker's trace
-        context = self.contexts.get(current, {}).get(edge)
+        context = state.contexts.get(edge)
         link = ChainLink(current, witness, context.traced if context is not None else frozenset())
         return link, (edge.caller, self._caller_param(edge, current, param))
 
@@ -311,7 +350,7 @@ class Solution:
         if param is None or function is None:
             return None
         deps = edge.arguments.bind(function).get(param, frozenset())
-        traced = self.traced_params.get(edge.caller, set())
+        traced = self.state_of(edge.caller).traced_params
         names = [d.name for d in deps if isinstance(d, ParamDep) and d.function == edge.caller and d.name in traced]
         return min(names) if names else None
 
@@ -401,7 +440,7 @@ class Solution:
             return set()
         reached, pending = {start}, [start]
         while pending:
-            for next_key in self.callees.get(pending.pop(), ()):
+            for next_key in self.state_of(pending.pop()).callees:
                 if next_key not in reached:
                     reached.add(next_key)
                     pending.append(next_key)
@@ -493,15 +532,16 @@ class Solution:
         parts: list[str] = []
         trace = self.trace_of(key)
         if trace is not None:
-            facts = (sorted(trace.transforms), trace.staged, key in self.omnistaged, sorted(trace.traced_params),
-                     sorted(self.holders.get(key, ())), sorted(self.differentiated.get(key, ())), trace.direct,
+            state = self.state_of(key)
+            facts = (sorted(trace.transforms), trace.staged, state.omnistaged, sorted(trace.traced_params),
+                     sorted(state.holders), sorted(state.differentiated), trace.direct,
                      sorted(trace.keepers),
                      sorted(self.applied_transforms(key)))
             parts.append(repr((key, *facts, self._distinct_contexts(key))))
         if key in self.repeated:
             parts.append(repr((key, "repeated")))
-        if key in self.jax_array_params:
-            parts.append(repr((key, sorted(self.jax_array_params[key]))))
+        if self.state_of(key).jax_array_params:
+            parts.append(repr((key, sorted(self.state_of(key).jax_array_params))))
         return parts
 
     def _named_function_facts(self, summary: ModuleSummary) -> list[tuple[str, str]]:
@@ -553,7 +593,7 @@ class Solution:
         for start in sorted(outside & ancestors):
             reached, pending = {start}, [start]
             while pending:
-                for callee in self.callees.get(pending.pop(), ()):
+                for callee in self.state_of(pending.pop()).callees:
                     if callee in ancestors and callee not in reached:
                         reached.add(callee)
                         pending.append(callee)
@@ -568,33 +608,37 @@ class Solution:
         """Per project function, the functions that call it directly (built once per solve)."""
         if self._callers_of is None:
             self._callers_of = {}
-            for caller, callees in self.callees.items():
-                for callee in callees:
+            for caller, state in self.states.items():
+                for callee in state.callees:
                     self._callers_of.setdefault(callee, set()).add(caller)
         return self._callers_of
+
+    def callers_of(self, key: str) -> set[str]:
+        """The functions that call function `key` directly."""
+        return self._callers().get(key, set())
 
     def _chain_texts(self, key: str) -> list[str]:
         """What the notes on findings in function `key` say and where they point, when it is traced,
         whole and per traced parameter: each link's function, file, transform or caller, and traced
         parameters. (Where a note lands in another file depends on that file's contents too: a lint
         records the digests of the files its notes cite, see `FileOutcome.cited`.)"""
-        if key not in self.transforms:
+        if not self.state_of(key).transforms:
             return []
         return [repr((key, param, self._chain_digest(key, param)))
-                for param in (None, *sorted(self.traced_params.get(key, ())))]
+                for param in (None, *sorted(self.state_of(key).traced_params))]
 
     def applied_transforms(self, key: str) -> frozenset[str]:
         """The transforms applied to function `key` itself (its roots), not those it is called under."""
-        return frozenset(spec.transform for spec in self.contexts.get(key, {}) if isinstance(spec, TraceSpec))
+        return frozenset(spec.transform for spec in self.state_of(key).contexts if isinstance(spec, TraceSpec))
 
     def certain_tracer(self, dep: ParamDep) -> bool:
         """Whether parameter `dep` certainly holds a tracer (an array, not a container) in some way its
         function is traced that reaches `dep`."""
         return any(context.reaches(dep) and dep.name in context.tracers
-                   for context in self.contexts.get(dep.function, {}).values())
+                   for context in self.state_of(dep.function).contexts.values())
 
     def _distinct_contexts(self, key: str) -> list[tuple[list[str], list[str], list[str], bool, list[str]]]:
-        distinct = set(self.contexts.get(key, {}).values())
+        distinct = set(self.state_of(key).contexts.values())
         return sorted((sorted(context.traced), sorted(context.tracers), sorted(context.present), context.omnistaged,
                        sorted(context.falsy)) for context in distinct)
 
@@ -606,7 +650,7 @@ class Solution:
     def admitted(self, guarded: StagedDep | CallEdge) -> bool:
         """Whether some way `guarded`'s function is traced admits its guards (True when none is known)."""
         function = guarded.function if isinstance(guarded, StagedDep) else guarded.caller
-        contexts = self.contexts.get(function)
+        contexts = self.state_of(function).contexts
         return not contexts or any(context.admits(guarded) for context in contexts.values())
 
     def is_traced(self, deps: Deps) -> bool:
@@ -616,8 +660,8 @@ class Solution:
     def is_differentiated(self, deps: Deps) -> bool:
         """True when a value with these dependencies is computed from a parameter given a differentiating
         transform's tracer (not through an opaque call: what that returns is unknown)."""
-        return any(isinstance(dep, ParamDep) and dep.name in self.differentiated.get(dep.function, ())
-                   and (not dep.guarded or any(c.admits(dep) for c in self.contexts.get(dep.function, {}).values()))
+        return any(isinstance(dep, ParamDep) and dep.name in self.state_of(dep.function).differentiated
+                   and (not dep.guarded or any(c.admits(dep) for c in self.state_of(dep.function).contexts.values()))
                    for dep in deps)
 
     def holds_tracer(self, deps: Deps) -> bool:
@@ -642,8 +686,9 @@ class Solution:
         if isinstance(dep, OpaqueDep):
             return self.holds_tracer(dep.inputs)
         if isinstance(dep, ParamDep):
-            return dep.name in self.holders.get(dep.function, ()) and (
-                not dep.guarded or any(context.admits(dep) for context in self.contexts.get(dep.function, {}).values()))
+            state = self.state_of(dep.function)
+            return dep.name in state.holders and (
+                not dep.guarded or any(context.admits(dep) for context in state.contexts.values()))
         if isinstance(dep, CallDep):
             key = self._key_of(dep.callee)
             callee = self.functions.get(key) if key is not None else None
@@ -674,14 +719,15 @@ class Solution:
             if frame is not None and dep.function == frame.callee:
                 return frame.context.reaches(dep)
             if not dep.guarded:
-                return dep.name in self.traced_params.get(dep.function, ())
-            return any(context.reaches(dep) for context in self.contexts.get(dep.function, {}).values())
+                return dep.name in self.state_of(dep.function).traced_params
+            return any(context.reaches(dep) for context in self.state_of(dep.function).contexts.values())
         if isinstance(dep, StagedDep):
             if frame is not None and dep.function == frame.callee:
                 return frame.staged and frame.context.admits(dep)
-            if not dep.guarded or dep.function not in self.omnistaged:
-                return dep.function in self.omnistaged
-            return any(context.omnistaged and context.admits(dep) for context in self.contexts.get(dep.function, {}).values())
+            state = self.state_of(dep.function)
+            if not dep.guarded or not state.omnistaged:
+                return state.omnistaged
+            return any(context.omnistaged and context.admits(dep) for context in state.contexts.values())
         if isinstance(dep, OpaqueDep):
             return False  # what an opaque call returns is unknown: maybe a Python bool or a shape
         return self._call_traced(dep, frame)
@@ -794,11 +840,11 @@ def solve(summaries: Iterable[ModuleSummary], project_modules: Iterable[str] = (
         if callee is not None:
             witnesses[id(edge)] = witness
             edges_by_caller.setdefault(edge.caller, []).append((edge, callee))
-            solution.callees.setdefault(edge.caller, set()).add(callee)
+            solution._state(edge.caller).callees.add(callee)
             passed.setdefault(callee, set()).update(edge.arguments.passed(functions[callee]))
             jax_arrays = edge.arguments.jax_arrays(functions[callee])
             if jax_arrays:
-                solution.jax_array_params.setdefault(callee, set()).update(jax_arrays)
+                solution._state(callee).jax_array_params.update(jax_arrays)
 
     for summary in summaries:
         for edge in summary.edges:
@@ -826,12 +872,12 @@ def solve(summaries: Iterable[ModuleSummary], project_modules: Iterable[str] = (
             root_keys.add(key)
             never_passed = functions[key].defaults - passed.get(key, set())
             _apply(solution, key, witness.root.spec, never_passed, witness)
-    for key in root_keys & solution.differentiated.keys():
-        if solution.transforms[key] & CUSTOM_DERIVATIVES:
-            del solution.differentiated[key]  # a custom derivative's function runs on primal values
-    fresh_bodies = {(key, spec.caches_with) for key, specs in ((k, solution.contexts.get(k, {})) for k in root_keys)
-                    for spec in specs if isinstance(spec, TraceSpec) and spec.caches_with is not None}
-    order = callers_first(solution.callees)
+    for key in root_keys:
+        if solution.state_of(key).transforms & CUSTOM_DERIVATIVES:
+            solution.state_of(key).differentiated.clear()  # a custom derivative's function runs on primal values
+    fresh_bodies = {(key, spec.caches_with) for key in root_keys for spec in solution.state_of(key).contexts
+                    if isinstance(spec, TraceSpec) and spec.caches_with is not None}
+    order = callers_first(solution.callee_graph())
     changed = True
     for _ in range(MAX_ROUNDS):
         if not changed:
@@ -839,22 +885,22 @@ def solve(summaries: Iterable[ModuleSummary], project_modules: Iterable[str] = (
         changed = False
         solution.forget_evaluations()
         for caller in order:
-            if caller not in solution.transforms:
+            if not solution.state_of(caller).transforms:
                 continue
             for edge, callee in edges_by_caller.get(caller, ()):
                 passed_in = passed_by.get(id(edge))
-                if passed_in is not None and passed_in not in solution.transforms and caller not in root_keys:
+                if passed_in is not None and not solution.state_of(passed_in).transforms and caller not in root_keys:
                     continue  # the callable reached `caller` through a call that runs outside every trace
                 changed |= _propagate(solution, edge, callee, witnesses[id(edge)])
         for key, maker in fresh_bodies:  # a body made per call is reused as long as its maker's program
-            kept = solution.keepers.get(maker, set())
-            if not kept <= solution.keepers.get(key, set()):
-                solution.keepers.setdefault(key, set()).update(kept)
+            kept = solution.state_of(maker).keepers
+            if not kept <= solution.state_of(key).keepers:
+                solution._state(key).keepers.update(kept)
                 changed = True
     solution.converged = not changed
     solution.forget_evaluations()
     seeds = (resolve(target) for summary in summaries for target in summary.repeated_calls)
-    solution.repeated = _repeated({key for key in seeds if key is not None}, functions, solution.callees)
+    solution.repeated = _repeated({key for key in seeds if key is not None}, functions, solution.callee_graph())
     return solution
 
 
@@ -941,48 +987,47 @@ def _apply(solution: Solution, key: str, spec: TraceSpec, never_passed: frozense
     """Trace function `key` by `spec` (the root `witness` states); parameters whose Python default no
     known call overrides (`never_passed`) keep that concrete default."""
     function = solution.functions[key]
-    solution.transforms.setdefault(key, set()).add(spec.transform)
-    solution.roots.add(key)
+    state = solution._state(key)
+    state.transforms.add(spec.transform)
+    state.root = True
     if spec.caches:
-        solution.keepers.setdefault(key, set()).add(spec.transform)
+        state.keepers.add(spec.transform)
     if spec.staged:
-        solution.staged.add(key)
+        state.staged = True
         if spec.transform not in BATCHING_TRANSFORMS:
-            solution.omnistaged.add(key)
-    traceable = spec.traced_params(function, frozenset(solution.jax_array_params.get(key, ())))
+            state.omnistaged = True
+    traceable = spec.traced_params(function, frozenset(state.jax_array_params))
     traced = traceable - never_passed
     held = spec.differentiated_params(function) - never_passed
-    if spec.jax_array_params(function):
-        solution.jax_array_params.setdefault(key, set()).update(spec.jax_array_params(function))
-    if held:
-        solution.holders.setdefault(key, set()).update(held)
-        solution.differentiated.setdefault(key, set()).update(held)
+    state.jax_array_params.update(spec.jax_array_params(function))
+    state.holders.update(held)
+    state.differentiated.update(held)
     tracers = spec.tracer_params(function) & traced
     # A false default no known call overrides stays false where passing a value would make it a tracer (a
     # staging transform's traced parameter: `if flag:` would raise); a static one may be passed anywhere.
     staging = spec.staged and spec.transform not in BATCHING_TRANSFORMS
     defaulted = frozenset(never_passed) & function.falsy_defaults & traceable if staging else frozenset()
     falsy = spec.falsy_params(function) | defaulted
-    solution.contexts.setdefault(key, {})[spec] = Context(traced, tracers, tracers | spec.present_params(function),
-                                                          spec.staged and spec.transform not in BATCHING_TRANSFORMS, falsy)
-    if traced:
-        solution.traced_params.setdefault(key, set()).update(traced)
-    _witness(solution, key, traced, witness)
+    state.contexts[spec] = Context(traced, tracers, tracers | spec.present_params(function),
+                                   spec.staged and spec.transform not in BATCHING_TRANSFORMS, falsy)
+    state.traced_params.update(traced)
+    _witness(state, traced, witness)
 
 
-def _witness(solution: Solution, key: str, traced: frozenset[str], witness: Witness | ModuleSummary,
+def _witness(state: FunctionState, traced: frozenset[str], witness: Witness | ModuleSummary,
              edge: CallEdge | None = None) -> None:
-    """Remember `witness` for function `key` and each of its `traced` parameters that has none yet; a
-    module stands for the plain call `edge` made in it."""
-    missing = [name for name in traced if (key, name) not in solution.param_witnesses]
-    if key in solution.witnesses and not missing:
+    """Remember `witness` for the function of `state` and each of its `traced` parameters that has none
+    yet; a module stands for the plain call `edge` made in it."""
+    missing = [name for name in traced if name not in state.param_witnesses]
+    if state.witness is not None and not missing:
         return
     if isinstance(witness, ModuleSummary):
         assert edge is not None
         witness = Witness(witness.path, witness.module, edge=edge)
-    solution.witnesses.setdefault(key, witness)
+    if state.witness is None:
+        state.witness = witness
     for name in missing:
-        solution.param_witnesses[(key, name)] = witness
+        state.param_witnesses[name] = witness
 
 
 def _propagate(solution: Solution, edge: CallEdge, callee_key: str, witness: Witness | ModuleSummary) -> bool:
@@ -993,47 +1038,34 @@ def _propagate(solution: Solution, edge: CallEdge, callee_key: str, witness: Wit
     STEPS.spend()
     if edge.guarded and not solution.admitted(edge):
         return False  # checked each round; a context admitting it later carries it then (never retracted)
-    if edge.differentiated and not solution.transforms[edge.caller] & DIFFERENTIATING:
+    caller = solution.state_of(edge.caller)
+    if edge.differentiated and not caller.transforms & DIFFERENTIATING:
         return False  # a differentiation rule runs only where its function is differentiated
     callee = solution.functions[callee_key]
     bound = edge.arguments.bind(callee)
     traced = frozenset(name for name, deps in bound.items() if solution.is_traced(deps))
-    caller_transforms = solution.transforms[edge.caller]
-    contexts = solution.contexts.setdefault(callee_key, {})
-    previous = contexts.get(edge)
+    state = solution._state(callee_key)
+    previous = state.contexts.get(edge)
     if previous is not None:
         traced |= previous.traced
     held = {name for name, deps in bound.items() if name not in traced and solution.holds_tracer(deps)}
-    primal = edge.differentiated or bool(solution.transforms.get(callee_key, set()) & CUSTOM_DERIVATIVES)
+    primal = edge.differentiated or bool(state.transforms & CUSTOM_DERIVATIVES)
     differentiated = {name for name in held if not primal and solution.is_differentiated(bound[name])}
     passed_on = {name for name, deps in bound.items() if _certain_tracer(solution, edge.caller, deps)}
     tracers = traced & (edge.arguments.arrays(callee) | passed_on)
-    context = Context(traced, tracers, tracers | edge.arguments.present(callee), edge.caller in solution.omnistaged,
+    context = Context(traced, tracers, tracers | edge.arguments.present(callee), caller.omnistaged,
                       edge.arguments.falsy(callee))
-    before = (len(solution.transforms.get(callee_key, ())), callee_key in solution.staged,
-              callee_key in solution.omnistaged, len(solution.traced_params.get(callee_key, ())),
-              len(solution.holders.get(callee_key, ())), len(solution.differentiated.get(callee_key, ())),
-              len(solution.keepers.get(callee_key, ())), previous)
-    contexts[edge] = context
-    solution.transforms.setdefault(callee_key, set()).update(caller_transforms)
-    if edge.caller in solution.staged:
-        solution.staged.add(callee_key)
-    if edge.caller in solution.omnistaged:
-        solution.omnistaged.add(callee_key)
-    if edge.caller in solution.keepers:
-        solution.keepers.setdefault(callee_key, set()).update(solution.keepers[edge.caller])
-    if traced:
-        solution.traced_params.setdefault(callee_key, set()).update(traced)
-    if held:
-        solution.holders.setdefault(callee_key, set()).update(held)
-    if differentiated:
-        solution.differentiated.setdefault(callee_key, set()).update(differentiated)
-    _witness(solution, callee_key, traced, witness, edge)
-    after = (len(solution.transforms[callee_key]), callee_key in solution.staged,
-             callee_key in solution.omnistaged, len(solution.traced_params.get(callee_key, ())),
-             len(solution.holders.get(callee_key, ())), len(solution.differentiated.get(callee_key, ())),
-             len(solution.keepers.get(callee_key, ())), context)
-    return before != after
+    before = state.progress()
+    state.contexts[edge] = context
+    state.transforms.update(caller.transforms)
+    state.staged |= caller.staged
+    state.omnistaged |= caller.omnistaged
+    state.keepers.update(caller.keepers)
+    state.traced_params.update(traced)
+    state.holders.update(held)
+    state.differentiated.update(differentiated)
+    _witness(state, traced, witness, edge)
+    return before != state.progress() or previous != context
 
 
 def _certain_tracer(solution: Solution, caller: str, deps: Deps) -> bool:
@@ -1044,7 +1076,7 @@ def _certain_tracer(solution: Solution, caller: str, deps: Deps) -> bool:
     (dep,) = deps
     if not isinstance(dep, ParamDep) or dep.function != caller or dep.guarded:
         return False
-    contexts = solution.contexts.get(caller, {}).values()
+    contexts = solution.state_of(caller).contexts.values()
     return bool(contexts) and all(dep.name in context.tracers for context in contexts)
 
 
