@@ -88,11 +88,11 @@ class CallInterpreter(TransformCallReader):
         method_call = self._called_method(node.func, called)
         if method_call is not None:  # `model(x)`, `model.encode(x)`, Flax `model.apply(variables, x)`
             method, applied = method_call
-            if applied:  # `model.apply(v, x, method=Model.encode)` runs `encode`
+            if applied is not None:  # `model.apply(v, x, method=Model.encode)` runs `encode`
                 chosen = self._applied_method(node.args, method)
                 if chosen is None:
                     return _opaque(args)
-                call_args, values = self._apply_arguments(node.args, args)
+                call_args, values = self._apply_arguments(node.args, args, applied)
                 return self._local_call(node, chosen, values, 1, call_args)
             return self._local_call(node, method, args, 1)
         slot = self._attribute_owner(node.func)

@@ -14,6 +14,7 @@ import libcst as cst
 from jaxcheck.analyzer.project import absolute_module
 from jaxcheck.analyzer.semantics.bindings import CallableOrigin
 from jaxcheck.analyzer.semantics.budget import BudgetSpent
+from jaxcheck.analyzer.semantics.frameworks import frameworks_of
 from jaxcheck.analyzer.semantics.interpreter import Env, FunctionNode, BRANCH, EXTERNAL_PREFIXES, PendingBody
 import jaxcheck.analyzer.semantics.jax_api as jax_api
 from jaxcheck.analyzer.semantics.records import TransformSite
@@ -106,10 +107,12 @@ class DefinitionReader(StoreRecorder):
             unmapped = self._unmapped_spec(configured[0], spec)
             if unmapped is not None and isinstance(decorator.decorator, cst.Call):
                 self.records.unbatched_targets[id(decorator.decorator)] = (key, unmapped)
-        if self.scope.kind is ScopeKind.CLASS and self.scope.key in self.flax_classes:
-            compact = any(qualified_name(self.scope, d.decorator) == jax_api.FLAX_COMPACT for d in node.decorators)
-            if compact or node.name.value in jax_api.FLAX_TRACED_METHODS:
-                spec = TraceSpec("flax.linen.Module", True, array_params_only=True, bound_positional=1)
+        frameworks = self.framework_classes.get(self.scope.key, frozenset()) if self.scope.kind is ScopeKind.CLASS \
+            else frozenset()
+        for framework in frameworks:  # a Flax Linen module's `__call__`, `setup` and `@nn.compact` methods
+            decorated = any(qualified_name(self.scope, d.decorator) == framework.traced_decorator for d in node.decorators)
+            if decorated or node.name.value in framework.traced_methods:
+                spec = TraceSpec(framework.traces_as, True, array_params_only=True, bound_positional=1)
                 self._root_site = (node.name, False)
                 self._add_root(key, spec)
         rejected = self._tracer_rejecting_params(node)
@@ -121,21 +124,18 @@ class DefinitionReader(StoreRecorder):
         assert isinstance(node, cst.ClassDef)
         for decorator in node.decorators:
             self._eval(decorator.decorator)
-        is_flax = is_nnx = False
+        bases: list[str | None] = []
         for base in node.bases:
             self._eval(base.value)
-            name = qualified_name(self.scope, base.value)
-            is_flax |= name in jax_api.FLAX_MODULE_BASES or name in self.flax_classes
-            is_nnx |= name in jax_api.NNX_OBJECT_BASES or name in self.nnx_classes
+            bases.append(qualified_name(self.scope, base.value))
         for keyword in node.keywords:
             self._eval(keyword.value)
         key = self._child_key(node.name.value)
         self._note_class(key, node)
         self.scope.bind(node.name.value, Binding(BindingKind.CLASS, key))
-        if is_flax:
-            self.flax_classes.add(key)
-        if is_nnx:
-            self.nnx_classes.add(key)
+        frameworks = frameworks_of(bases, self.framework_classes)
+        if frameworks:
+            self.framework_classes[key] = frameworks
         outer = self.scope
         self.scope = Scope(ScopeKind.CLASS, key, outer)
         try:

@@ -70,9 +70,10 @@ class ExpressionInterpreter(CallInterpreter):
                         self.records.outer_variable_reads.append((node, function.key))
                         self._note_branch(node)
                 elif node.value == function.self_name and function.class_scope is not None:
-                    if function.class_scope.key not in self.flax_classes:
+                    frameworks = self.framework_classes.get(function.class_scope.key, frozenset())
+                    if not any(framework.self_is_scope for framework in frameworks):
                         self.records.self_loads.add(id(node))
-                    if function.class_scope.key in self.nnx_classes:
+                    if any(framework.lifts_variables for framework in frameworks):
                         self.records.nnx_self_loads.add(id(node))
         value = self.scope.load(node.value)
         if value.shape is not None:

@@ -29,6 +29,7 @@ import libcst as cst
 
 from jaxcheck.analyzer.semantics.budget import Budget
 from jaxcheck.analyzer.semantics.collectors import Collector
+from jaxcheck.analyzer.semantics.frameworks import Framework
 from jaxcheck.analyzer.semantics.guards import Guard, Guarding, GuardReader, KeyTest, Narrowed, Narrowing, Slot
 import jaxcheck.analyzer.semantics.jax_api as jax_api
 from jaxcheck.analyzer.semantics.objects import ObjectReader
@@ -130,9 +131,9 @@ class InterpreterCore(TraceRootReader, ObjectReader, GuardReader, ReferenceReade
         self.tuple_returns: dict[str, tuple[Value, ...] | None] = {}
         self._return_leaves: dict[str, frozenset[ArrayLeaf]] = {}
         self._called_params: dict[str, list[tuple[str, CallArguments]]] = {}
-        self.flax_classes: set[str] = set()
-        self.nnx_classes: set[str] = set()
-        """Classes of this module deriving from a Flax NNX object (see `jax_api.NNX_OBJECT_BASES`)."""
+        self.framework_classes: dict[str, frozenset[Framework]] = {}
+        """Classes of this module deriving from a framework's classes, with those frameworks (see
+        :mod:`.frameworks`)."""
         self.attribute_methods: set[str] = set()
         """Methods read as attributes (`@property`, `functools.cached_property`): `self.m` is their value."""
         self.static_methods: set[str] = set()

@@ -173,15 +173,6 @@ LAX_BODIES: dict[str, tuple[BodySlot, ...]] = {
     "jax.lax.associative_scan": (BodySlot(0, "fn", 2),),
 }
 
-FLAX_MODULE_BASES = frozenset({"flax.linen.Module"})
-NNX_OBJECT_BASES = frozenset({"flax.nnx.Module", "flax.nnx.Object", "flax.nnx.Pytree"})
-"""Bases of Flax NNX objects, whose Variables NNX transforms (`nnx.jit`, `nnx.grad`, ...) update in
-place: a method writing `self.count.value += 1` under them changes the object, once per call."""
-FLAX_APPLY_KEYWORDS = frozenset({"rngs", "method", "mutable", "capture_intermediates"})
-"""Keywords `Module.apply` keeps for itself; the rest go to the applied method."""
-FLAX_TRACED_METHODS = frozenset({"__call__", "setup"})
-FLAX_COMPACT = "flax.linen.compact"
-
 PARTIAL = frozenset({"functools.partial"})
 
 TRACER_TYPES = frozenset({"jax.core.Tracer", "jax.Array", "jax.numpy.ndarray"})

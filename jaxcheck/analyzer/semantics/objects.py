@@ -15,6 +15,7 @@ import libcst as cst
 
 import jaxcheck.analyzer.semantics.jax_api as jax_api
 from jaxcheck.analyzer.semantics.annotations import AnnotationReader
+from jaxcheck.analyzer.semantics.frameworks import STATIC_FIELD_FUNCTIONS, STATIC_FIELD_MARKS, Framework
 from jaxcheck.analyzer.semantics.records import ModuleRecords
 from jaxcheck.analyzer.semantics.scopes import BindingKind, Scope, ScopeKind, qualified_name
 from jaxcheck.analyzer.semantics.summary import FunctionSummary
@@ -28,7 +29,7 @@ class ObjectReader(AnnotationReader):
     scope: Scope
     records: ModuleRecords
     functions: dict[str, FunctionSummary]
-    flax_classes: set[str]
+    framework_classes: dict[str, frozenset[Framework]]
     _param_classes: dict[str, dict[str, str]]
     _class_bases: dict[str, tuple[str, ...]]
     _attribute_instances: dict[tuple[str, str], str | None]
@@ -64,23 +65,24 @@ class ObjectReader(AnnotationReader):
         """`MLP(...)`: an instance of the module's class `MLP`."""
         return Value(instance=name) if name is not None and name in self._class_bases else None
 
-    def _called_method(self, func: cst.BaseExpression, callee: Value) -> tuple[str, bool] | None:
-        """The method a call of `func` runs on an instance, and whether it is a Flax `apply` (whose first
-        argument is the variables): `model(x)` -> `__call__`, `model.encode(x)` -> `encode`,
-        `model.apply(v, x)` of a Flax module -> `__call__`."""
+    def _called_method(self, func: cst.BaseExpression, callee: Value) -> tuple[str, Framework | None] | None:
+        """The method a call of `func` runs on an instance, and the framework when it is a framework's
+        `apply` (whose first argument is the variables): `model(x)` -> `__call__`, `model.encode(x)` ->
+        `encode`, `model.apply(v, x)` of a Flax module -> `__call__` (and Flax Linen)."""
         if callee.instance is not None:
             method = self._method_of(callee.instance, "__call__")
-            return (method, False) if method is not None else None
+            return (method, None) if method is not None else None
         if not isinstance(func, cst.Attribute):
             return None
         receiver = self.records.values.get(id(func.value), UNKNOWN).instance
         if receiver is None:
             return None
-        if func.attr.value == "apply" and receiver in self.flax_classes:
-            method = self._method_of(receiver, "__call__")
-            return (method, True) if method is not None else None
+        for framework in self.framework_classes.get(receiver, frozenset()):
+            if func.attr.value == framework.apply_method:
+                method = self._method_of(receiver, "__call__")
+                return (method, framework) if method is not None else None
         method = self._method_of(receiver, func.attr.value)
-        return (method, False) if method is not None else None
+        return (method, None) if method is not None else None
 
     def _applied_method(self, args: Sequence[cst.Arg], call_method: str) -> str | None:
         """The method a Flax `apply` runs: `__call__` (`call_method`), or the one `method=` names
@@ -97,7 +99,8 @@ class ObjectReader(AnnotationReader):
         return self._method_of(call_method.rpartition(".")[0], name)
 
     @staticmethod
-    def _apply_arguments(args: Sequence[cst.Arg], values: Sequence[Value]) -> tuple[list[cst.Arg], list[Value]]:
+    def _apply_arguments(args: Sequence[cst.Arg], values: Sequence[Value],
+                         framework: Framework) -> tuple[list[cst.Arg], list[Value]]:
         """The arguments `Module.apply(variables, *args, **kwargs)` passes on to the method: all but the
         variables and `apply`'s own keywords (`rngs`, `mutable`, ...)."""
         kept: list[tuple[cst.Arg, Value]] = []
@@ -105,7 +108,7 @@ class ObjectReader(AnnotationReader):
         for arg, value in zip(args, values):
             if arg.keyword is None and not arg.star and not dropped_variables:
                 dropped_variables = True
-            elif arg.keyword is None or arg.keyword.value not in jax_api.FLAX_APPLY_KEYWORDS:
+            elif arg.keyword is None or arg.keyword.value not in framework.apply_keywords:
                 kept.append((arg, value))
         return [arg for arg, _ in kept], [value for _, value in kept]
 
@@ -215,8 +218,6 @@ CONSTRUCTORS = frozenset({"__init__", "__post_init__", "__new__", "setup"})
 
 _KEPT_KINDS = PYTHON_CONTAINER | KEY_TAKING_LAYER
 """What an attribute read keeps of the values stored there (when every store agrees)."""
-_STATIC_MARKS = (("pytree_node", "False"), ("static", "True"))
-"""Keyword (or `metadata` entry) and value that declare a field static, not a pytree leaf."""
 
 
 def _static_field(value: cst.BaseExpression | None) -> bool:
@@ -224,14 +225,14 @@ def _static_field(value: cst.BaseExpression | None) -> bool:
     `eqx.field(static=True)`, `eqx.static_field()`, `dataclasses.field(metadata={"static": True})`."""
     if not isinstance(value, cst.Call):
         return False
-    if isinstance(value.func, (cst.Name, cst.Attribute)) and dotted(value.func).endswith("static_field"):
+    if isinstance(value.func, (cst.Name, cst.Attribute)) and dotted(value.func).rpartition(".")[2] in STATIC_FIELD_FUNCTIONS:
         return True
     for arg in value.args:
         if arg.keyword is None:
             continue
-        if isinstance(arg.value, cst.Name) and (arg.keyword.value, arg.value.value) in _STATIC_MARKS:
+        if isinstance(arg.value, cst.Name) and (arg.keyword.value, arg.value.value) in STATIC_FIELD_MARKS:
             return True
-        if arg.keyword.value == "metadata" and any(mark in _STATIC_MARKS for mark in _entries(arg.value)):
+        if arg.keyword.value == "metadata" and any(mark in STATIC_FIELD_MARKS for mark in _entries(arg.value)):
             return True
     return False
 

@@ -49,7 +49,7 @@ class TransformCallReader(DefinitionReader):
         if method_call is None:
             return False
         method, applied = method_call
-        self._add_root(method, (spec.without_first_argument() if applied else spec).binding(1))
+        self._add_root(method, (spec.without_first_argument() if applied is not None else spec).binding(1))
         return True
 
     def _transform_call(self, node: cst.Call, transform: jax_api.Transform, bound: Sequence[cst.Arg] = ()) -> None:
