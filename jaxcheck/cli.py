@@ -40,9 +40,12 @@ from jaxcheck.analyzer.progress import ProgressBar
 from jaxcheck.analyzer.project import ModuleName, common_folder, project_root
 from jaxcheck.analyzer.source import SourceDecodeError, decode_source, source_lines
 from jaxcheck.analyzer.registry import all_rules, resolve_selector, rule_by_code_or_name
+from jaxcheck.runtime_checks.program_exit import ProgramEnded, raise_as_python
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED, EXIT_TERMINATED = 128 + signal.SIGINT, 128 + signal.SIGTERM
+_INHERITED_SIGTERM = signal.getsignal(signal.SIGTERM) or signal.SIG_DFL
+"""SIGTERM's disposition before jaxcheck set its own: `jaxcheck run` gives it back to the program."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -205,6 +208,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     chosen = (("mode", args.mode), ("nans", args.nans), ("index_checks", args.index_checks))
     overrides = {key: value for key, value in chosen if value is not None}
     settings = settings.model_copy(update=overrides)
+    signal.signal(signal.SIGTERM, _INHERITED_SIGTERM)  # the program dies by SIGTERM, as under python
     if args.module is not None:
         return run_program(args.module, True, args.argv, settings)
     return run_program(args.argv[0], False, args.argv[1:], settings)
@@ -544,18 +548,23 @@ def _raise_terminated(signum: int, frame: object) -> None:
 def run() -> None:
     """Console-script entry point. SIGINT (Ctrl-C) and SIGTERM end jaxcheck and its worker processes
     at once, with exit code 130 or 143 and one line on stderr instead of a traceback; a file being
-    written by --fix is finished first (see :mod:`jaxcheck.analyzer.files`)."""
+    written by --fix is finished first (see :mod:`jaxcheck.analyzer.files`). Under `jaxcheck run` the
+    signals are the program's, and the program's ending is raised again here, as python would end."""
     signal.signal(signal.SIGTERM, _raise_terminated)
     # Workers stopped mid-task leave their queues' semaphores to multiprocessing's resource tracker,
     # which removes them and would print a UserWarning per run; the tracker inherits these options.
     sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
     try:
         code = main()
+    except ProgramEnded as ended:  # `jaxcheck run`: the program's own ending
+        program = ended.exception
     except KeyboardInterrupt:
         _abort(EXIT_INTERRUPTED, "interrupted")
     except _Terminated:
         _abort(EXIT_TERMINATED, "terminated")
-    raise SystemExit(code)
+    else:
+        raise SystemExit(code)
+    raise_as_python(program)
 
 
 def _abort(code: int, what: str) -> NoReturn:
