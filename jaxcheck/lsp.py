@@ -11,16 +11,30 @@ The process keeps the project warm: the texts and summaries of the modules that 
 are kept per process while those files are unchanged (see `Linter.check_file_in_project`), so an edit
 re-parses the edited buffer only. Handlers never let an exception reach pygls: a buffer that does not
 parse gives the JAX001 diagnostic, and an internal error is logged to the client and clears nothing.
+
+Checks run on one thread of their own, so requests (code actions, shutdown) are answered while a check
+runs. Edits coalesce: a buffer has at most one pending check, for its newest version, and a burst of
+edits is checked once at its end (see SETTLE); a check whose version was superseded while it ran
+publishes nothing. A buffer over MAX_BUFFER_BYTES is not checked: the client is told once. With a client
+that asks for tracing (`$/setTrace`), each check is traced (`$/logTrace`: started, then published or
+superseded). The process ends at once on `exit`, at the end of its input and on SIGTERM, whatever a check
+is doing.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import os
 import re
-from collections.abc import Sequence
+import signal
+import threading
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -39,16 +53,108 @@ SOURCE = "jaxcheck"
 WALK_MAX_AGE = 10.0
 """Seconds the listing of the project's files is reused between checks (walking a large project with
 its `.gitignore` files costs more than linting the edited buffer); a new file is seen after that."""
+MAX_BUFFER_BYTES = 1024 * 1024
+"""Buffers larger than this (UTF-8 bytes) are not checked: the client is shown a message once and the
+buffer's diagnostics are cleared (`jaxcheck check` still checks such a file). A check's time and memory
+grow with the buffer: measured on a shared 2-core machine, jax's own largest module (`lax.py`, 0.39 MB)
+takes 5 s and 300 MiB, 1 MB of densely jitted code 50 s and 1.4 GiB, and a 25 MB buffer over 6 GiB
+before it was killed. 1 MiB is 2.5 times the largest module of jax, flax, optax and equinox, and bounds
+one check at about 1.5 GiB. Requests wait while LibCST's native parser holds the interpreter lock (checks
+run on a thread): measured there, about 1 s for `lax.py` and 8 s for a buffer at the limit."""
+SETTLE = 0.05
+"""Seconds an edit that comes less than this after the previous edit of the same buffer waits for the
+edits to stop before it is checked: a burst (a replayed paste, an undo run, a formatter's edits) is
+checked once, at its end, while an edit after a pause is checked at once."""
 _NOQA = re.compile(r"#\s*noqa(?::\s?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 
 
 @dataclass
 class _State:
-    """What the server remembers between requests: the last findings per document, and a linter per
-    configuration file (rebuilt when that file's stamp changes)."""
+    """What the server remembers between requests: the last findings per open document, the open
+    documents over MAX_BUFFER_BYTES (told once), and a linter per configuration file with that file's
+    stamp (replaced when the stamp changes). Read and written on the message thread, except `linters`:
+    the check thread's alone."""
 
     findings: dict[str, list[Diagnostic]] = field(default_factory=dict)
-    linters: dict[tuple[str, int, int], Linter] = field(default_factory=dict)
+    oversized: set[str] = field(default_factory=set)
+    linters: dict[str | None, tuple[tuple[int, int], Linter]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Job:
+    """A check to run: a buffer's text at one version, not before `due` (a `time.monotonic()`)."""
+
+    uri: str
+    version: int | None
+    source: str
+    due: float
+
+
+@dataclass
+class _Result:
+    """A finished check: the messages for the client, and the findings to publish (as the engine and
+    as LSP states them; None when the check failed) if `job.version` is still the buffer's."""
+
+    job: _Job
+    seconds: float = 0.0
+    shown: list[types.ShowMessageParams] = field(default_factory=list)
+    logged: list[types.LogMessageParams] = field(default_factory=list)
+    findings: list[Diagnostic] | None = None
+    published: list[types.Diagnostic] = field(default_factory=list)
+
+
+class _Checker:
+    """The check thread and its queue: at most one pending job per buffer (a newer version replaces it),
+    the job due first run first. The thread is a daemon, so it never keeps the process alive."""
+
+    def __init__(self, run: Callable[[_Job], None]) -> None:
+        self._run = run
+        self._pending: dict[str, _Job] = {}
+        self._edited: dict[str, float] = {}
+        """When each buffer was last submitted (an edit less than SETTLE after the last one waits)."""
+        self._stopped = False
+        self._condition = threading.Condition()
+        threading.Thread(target=self._serve, name="jaxcheck-checks", daemon=True).start()
+
+    def submit(self, uri: str, version: int | None, source: str) -> None:
+        """Queue a check of `source`, replacing the buffer's pending one."""
+        now = time.monotonic()
+        with self._condition:
+            if self._stopped:
+                return
+            last = self._edited.get(uri)
+            self._edited[uri] = now
+            due = now + SETTLE if last is not None and now - last < SETTLE else now
+            self._pending[uri] = _Job(uri, version, source, due)
+            self._condition.notify()
+
+    def discard(self, uri: str) -> None:
+        """Drop the buffer's pending check (a running one finishes; its result is then stale)."""
+        with self._condition:
+            self._pending.pop(uri, None)
+            self._edited.pop(uri, None)
+
+    def stop(self) -> None:
+        """Drop every pending check and take no more (the server is shutting down)."""
+        with self._condition:
+            self._stopped = True
+            self._pending.clear()
+
+    def _serve(self) -> None:
+        while True:
+            self._run(self._next())
+
+    def _next(self) -> _Job:
+        """Wait for the pending job due first, and take it."""
+        with self._condition:
+            while True:
+                wait = None
+                if self._pending:
+                    job = min(self._pending.values(), key=lambda pending: pending.due)
+                    wait = job.due - time.monotonic()
+                    if wait <= 0:
+                        return self._pending.pop(job.uri)
+                self._condition.wait(wait)
 
 
 class JaxcheckServer(LanguageServer):
@@ -57,53 +163,111 @@ class JaxcheckServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("jaxcheck", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.state = _State()
+        self.shut_down = False
+        self._checker: _Checker | None = None
 
     # ------------------------------------------------------------------------------ checking
-    def linter_for_document(self, path: Path) -> Linter:
-        """:meth:`linter_for`, or default settings (and a message) when the configuration is broken."""
+    def schedule(self, uri: str) -> None:
+        """Queue a check of the document's current version (on the message thread), or refuse it when it
+        is over MAX_BUFFER_BYTES."""
+        document = self.workspace.get_text_document(uri)
+        source = document.source
+        size = len(source) if source.isascii() else len(source.encode("utf-8", "surrogatepass"))
+        if size > MAX_BUFFER_BYTES:
+            self._refuse(uri, document.version, size)
+            return
+        self.state.oversized.discard(uri)
+        if self._checker is None:
+            loop = asyncio.get_running_loop()
+            self._checker = _Checker(lambda job: self._run(loop, job))
+        self._checker.submit(uri, document.version, source)
+
+    def _refuse(self, uri: str, version: int | None, size: int) -> None:
+        """Do not check a buffer over MAX_BUFFER_BYTES: drop its pending check and, when it has just
+        grown over the limit, clear its diagnostics and tell the client."""
+        if self._checker is not None:
+            self._checker.discard(uri)
+        self._trace(f"not checking {uri} (version {version}): {size} bytes, over {MAX_BUFFER_BYTES}")
+        if uri in self.state.oversized:
+            return
+        self.state.oversized.add(uri)
+        self.state.findings.pop(uri, None)
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[], version=version))
+        self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, (
+            f"jaxcheck: {uri.rsplit('/', 1)[-1]} is not checked while it is edited: {size / 2**20:.1f} MiB is over "
+            f"the {MAX_BUFFER_BYTES / 2**20:g} MiB limit (`jaxcheck check` checks it)")))
+
+    def _run(self, loop: asyncio.AbstractEventLoop, job: _Job) -> None:
+        """Run `job` (on the check thread) and hand its result to the message thread."""
+        _post(loop, self._trace, f"checking {job.uri} (version {job.version})")
+        start = time.perf_counter()
+        result = self.check(job)
+        result.seconds = time.perf_counter() - start
+        _post(loop, self._deliver, result)
+
+    def check(self, job: _Job) -> _Result:
+        """Check a buffer as it was at `job.version` (on the check thread: nothing is sent from here)."""
+        result = _Result(job)
+        fs_path = to_fs_path(job.uri) if job.uri.startswith("file:") else None
         try:
-            return self.linter_for(path)
-        except ConfigError as exc:
-            self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"jaxcheck: {exc}"))
-            return Linter(Configuration())
+            if fs_path is None:  # an unsaved buffer (`untitled:`): default settings, no project around it
+                report = check_source(job.source, job.uri)
+            else:
+                try:
+                    linter = self.linter_for(Path(fs_path))
+                except ConfigError as exc:
+                    result.shown.append(types.ShowMessageParams(types.MessageType.Error, f"jaxcheck: {exc}"))
+                    linter = Linter(Configuration())
+                report = linter.check_file_in_project(Path(fs_path), encode_source(job.source), walk_max_age=WALK_MAX_AGE)
+            result.logged.extend(types.LogMessageParams(types.MessageType.Warning, f"jaxcheck: {error}")
+                                 for error in report.errors)
+            lines = job.source.splitlines(True)
+            related = _RelatedFiles(job.uri, lines) if self._accepts_related_information() else None
+            result.published = [_lsp_diagnostic(d, lines, related) for d in report.diagnostics]
+            result.findings = report.diagnostics
+        except Exception as exc:  # the server (and this thread) must outlive any bug in a rule or the engine
+            LOG.exception("checking %s failed", job.uri)
+            result.logged.append(types.LogMessageParams(types.MessageType.Error,
+                                                        f"jaxcheck: checking {job.uri} failed: {exc!r}"))
+        return result
+
+    def _deliver(self, result: _Result) -> None:
+        """Send a finished check's messages, and publish its findings if its version is still the
+        buffer's (on the message thread)."""
+        for shown in result.shown:
+            self.window_show_message(shown)
+        for logged in result.logged:
+            self.window_log_message(logged)
+        job = result.job
+        current = not self.shut_down and self.workspace.get_text_document(job.uri).version == job.version
+        outcome = "superseded" if not current else "failed" if result.findings is None else "published"
+        self._trace(f"checked {job.uri} (version {job.version}) in {result.seconds:.3f} s: {outcome}")
+        if current and result.findings is not None:
+            self.state.findings[job.uri] = result.findings
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=job.uri, diagnostics=result.published, version=job.version))
+
+    def _trace(self, message: str) -> None:
+        """`$/logTrace` the message when the client asked for tracing."""
+        if self.protocol.trace != types.TraceValue.Off:
+            self.log_trace(types.LogTraceParams(message=message))
 
     def linter_for(self, path: Path) -> Linter:
         """The linter with the settings of the nearest configuration above `path` (ConfigError when
-        that file is broken)."""
+        that file is broken); one per configuration file, replaced when the file changes."""
         configuration = load_configuration(None, path if path.exists() else path.parent)
         source = configuration.source
-        stamp = (str(source), 0, 0)
+        stamp = (0, 0)
         if source is not None:
             status = source.stat()
-            stamp = (str(source), status.st_size, status.st_mtime_ns)
-        linter = self.state.linters.get(stamp)
-        if linter is None:
-            linter = self.state.linters[stamp] = Linter(configuration)
+            stamp = (status.st_size, status.st_mtime_ns)
+        key = str(source) if source is not None else None
+        known = self.state.linters.get(key)
+        if known is not None and known[0] == stamp:
+            return known[1]
+        linter = Linter(configuration)
+        self.state.linters[key] = (stamp, linter)
         return linter
-
-    def check(self, uri: str) -> None:
-        """Check the document at `uri` as it is in the editor and publish its diagnostics."""
-        document = self.workspace.get_text_document(uri)
-        fs_path = to_fs_path(uri) if uri.startswith("file:") else None
-        try:
-            if fs_path is None:  # an unsaved buffer (`untitled:`): default settings, no project around it
-                report = check_source(document.source, uri)
-            else:
-                report = self.linter_for_document(Path(fs_path)).check_file_in_project(
-                    Path(fs_path), encode_source(document.source), walk_max_age=WALK_MAX_AGE)
-        except Exception as exc:  # the server must outlive any bug in a rule or the engine
-            LOG.exception("checking %s failed", uri)
-            self.window_log_message(types.LogMessageParams(types.MessageType.Error,
-                                                           f"jaxcheck: checking {uri} failed: {exc!r}"))
-            return
-        for error in report.errors:
-            self.window_log_message(types.LogMessageParams(types.MessageType.Warning, f"jaxcheck: {error}"))
-        lines = document.lines
-        self.state.findings[uri] = report.diagnostics
-        related = _RelatedFiles(uri, lines) if self._accepts_related_information() else None
-        published = [_lsp_diagnostic(d, lines, related) for d in report.diagnostics]
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=published, version=document.version))
 
     def _accepts_related_information(self) -> bool:
         """Whether the client takes `relatedInformation` (the notes that say why code is traced)."""
@@ -112,18 +276,29 @@ class JaxcheckServer(LanguageServer):
         return bool(publishing is not None and publishing.related_information)
 
     def forget(self, uri: str) -> None:
-        """Clear a closed document's diagnostics."""
+        """Clear a closed document's diagnostics and drop its pending check."""
+        if self._checker is not None:
+            self._checker.discard(uri)
         self.state.findings.pop(uri, None)
+        self.state.oversized.discard(uri)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    def shutdown_checks(self) -> None:
+        """The `shutdown` request: drop pending checks, take no more and publish nothing more."""
+        self.shut_down = True
+        if self._checker is not None:
+            self._checker.stop()
 
     # --------------------------------------------------------------------------- code actions
     def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
         """Fixes, noqa and documentation actions for the findings that touch the requested range."""
         uri = params.text_document.uri
-        document = self.workspace.get_text_document(uri)
-        lines = document.lines
+        findings = self.state.findings.get(uri)
+        if not findings:  # (also an oversized buffer: splitting it into lines alone would take a while)
+            return []
+        lines = self.workspace.get_text_document(uri).lines
         actions: list[types.CodeAction] = []
-        for finding in self.state.findings.get(uri, []):
+        for finding in findings:
             diagnostic = _lsp_diagnostic(finding, lines)
             if not _overlaps(diagnostic.range, params.range):
                 continue
@@ -149,13 +324,13 @@ def build_server() -> JaxcheckServer:
     server = JaxcheckServer()
 
     def did_open(ls: JaxcheckServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.check(params.text_document.uri)
+        ls.schedule(params.text_document.uri)
 
     def did_change(ls: JaxcheckServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.check(params.text_document.uri)
+        ls.schedule(params.text_document.uri)
 
     def did_save(ls: JaxcheckServer, params: types.DidSaveTextDocumentParams) -> None:
-        ls.check(params.text_document.uri)
+        ls.schedule(params.text_document.uri)
 
     def did_close(ls: JaxcheckServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.forget(params.text_document.uri)
@@ -173,6 +348,12 @@ def build_server() -> JaxcheckServer:
         except Exception:
             LOG.exception("showing the documentation failed")
 
+    def on_shutdown(ls: JaxcheckServer, params: None) -> None:
+        ls.shutdown_checks()
+
+    def on_exit(ls: JaxcheckServer, params: None) -> None:  # pygls calls this first, then would wait for threads
+        _end(0 if ls.shut_down else 1)
+
     server.feature(types.TEXT_DOCUMENT_DID_OPEN)(_guarded(did_open))
     server.feature(types.TEXT_DOCUMENT_DID_CHANGE)(_guarded(did_change))
     server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))(_guarded(did_save))
@@ -180,13 +361,31 @@ def build_server() -> JaxcheckServer:
     server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix]))(code_action)
     server.command(SHOW_DOCUMENTATION)(show_documentation)
+    server.feature(types.SHUTDOWN)(on_shutdown)
+    server.feature(types.EXIT)(on_exit)
     return server
 
 
-def serve() -> int:
-    """Run the server over stdio until the client exits; the process's exit status."""
+def serve() -> NoReturn:
+    """Run the server over stdio until the client sends `exit` or closes its input, then end the
+    process. SIGTERM ends it at once (the default action: the console script's handler would only
+    raise between bytecodes of the message thread)."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     build_server().start_io()
-    return 0
+    _end(0)
+
+
+def _end(status: int) -> NoReturn:
+    """End the process now: a check still running on its thread is abandoned, not waited for."""
+    logging.shutdown()
+    os._exit(status)
+
+
+def _post(loop: asyncio.AbstractEventLoop, callback: Callable[..., None], *arguments: Any) -> None:
+    """Run `callback(*arguments)` on the message thread (nothing once its loop is closed: the process
+    is ending)."""
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(callback, *arguments)
 
 
 # ------------------------------------------------------------------------------------ helpers
