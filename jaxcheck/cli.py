@@ -30,8 +30,6 @@ from jaxcheck.analyzer.config import (
 from jaxcheck.analyzer.diagnostics import Diagnostic, FileError
 from jaxcheck.analyzer.docs import render_rule
 from jaxcheck.analyzer.engine import CheckReport, Linter
-from jaxcheck.analyzer.files import read_file
-from jaxcheck.analyzer.noqa import add_noqa
 from jaxcheck.analyzer.output import (
     FORMATTERS, HUMAN_FORMATS, NEEDS_SOURCES, OutputContext, is_fixable, read_sources, summary,
 )
@@ -283,7 +281,7 @@ def _check(args: argparse.Namespace) -> int:
     if not stdin and report.files_checked == 0 and not report.errors and not args.quiet:
         print("warning: No Python files found under the given path(s)", file=sys.stderr)
     if args.add_noqa:
-        return _add_noqa(report, stdin)
+        return _add_noqa(linter, report, stdin)
     if stdin and (args.fix or args.fix_only or args.diff):
         return _fix_stdin(linter, report, display, data, args)
     if args.diff:
@@ -392,9 +390,10 @@ def _fix_listing(fixed: Counter[tuple[str, str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _add_noqa(report: CheckReport, stdin: bool) -> int:
-    """`--add-noqa`: write `# noqa: CODE` for every finding; `Added N noqa directives.` on stderr."""
-    from jaxcheck.analyzer.autofix import FileFix, write_fixed  # loads LibCST: only when fixing
+def _add_noqa(linter: Linter, report: CheckReport, stdin: bool) -> int:
+    """`--add-noqa`: write `# noqa: CODE` for every finding of a fresh check of each file that has
+    findings; `Added N noqa directives.` on stderr."""
+    from jaxcheck.analyzer.autofix import noqa_file, write_fixed  # loads LibCST: only when fixing
 
     if stdin:
         print("jaxcheck: error: --add-noqa cannot be used with standard input", file=sys.stderr)
@@ -402,20 +401,18 @@ def _add_noqa(report: CheckReport, stdin: bool) -> int:
     errors = list(report.errors)
     added = 0
     for path in sorted({d.path for d in report.diagnostics}):
-        try:
-            before = decode_source(read_file(Path(path))).text
-        except (OSError, SourceDecodeError) as exc:
-            errors.append(FileError(path, f"cannot read: {exc}"))
+        result = noqa_file(linter, Path(path))
+        if result.error is not None:
+            errors.append(FileError(path, result.error))
             continue
-        after, count = add_noqa(before, [d for d in report.diagnostics if d.path == path])
-        if not count:
+        if not result.applied:
             continue
         try:
-            write_fixed(FileFix(Path(path), before, after, count))
+            write_fixed(result)
         except OSError as exc:
             errors.append(FileError(path, f"cannot write: {exc.strerror or exc}"))
             continue
-        added += count
+        added += result.applied
     print(f"Added {added} noqa directive{'s' if added != 1 else ''}.", file=sys.stderr)
     for error in errors:
         print(str(error), file=sys.stderr)

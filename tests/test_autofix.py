@@ -12,7 +12,7 @@ import pytest
 
 from conftest import checkout_environment, cli
 
-from jaxcheck.analyzer.autofix import FileFix, fix_files, write_fixed
+from jaxcheck.analyzer.autofix import FileFix, fix_files, fix_source, write_fixed
 from jaxcheck.analyzer.config import Configuration
 from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, Fix, Position, Range
 from jaxcheck.analyzer.engine import Linter
@@ -67,7 +67,7 @@ def test_a_fix_that_breaks_the_syntax_leaves_the_file_unchanged(tmp_path: Path):
     where = Range(Position(1, 0), Position(1, 1))
     broken = Diagnostic(str(path), where, "JAX201", "in-place-array-update", "test",
                         Fix((Edit(where, "x ="),), "safe", "break it"))
-    (result,) = fix_files(Linter(Configuration()), [broken], unsafe=False)
+    result = fix_source(path, "x = 1\n", [broken], False, lambda text: [])
     assert result.after == result.before == "x = 1\n" and "does not parse" in result.error
 
 

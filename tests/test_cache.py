@@ -17,7 +17,7 @@ import pytest
 
 from conftest import checkout_environment, cli, make_package
 
-from jaxcheck.analyzer.cache import DEFAULT_CACHE_DIR, FORMAT, FORMAT_VERSION
+from jaxcheck.analyzer.cache import DEFAULT_CACHE_DIR, FORMAT, FORMAT_VERSION, ResultCache
 from jaxcheck.analyzer.codec import CodecError, decode, encode
 from jaxcheck.analyzer.config import Configuration
 from jaxcheck.analyzer.engine import CheckReport, Linter
@@ -157,11 +157,12 @@ def test_entries_that_fail_validation_are_ignored_with_a_note(project: Path, tmp
     entries = _entries(cache)
     for path, entry in entries:
         change(entry)
-        path.write_text(json.dumps(entry))
+        del entry["mac"]
+        path.write_bytes(ResultCache(cache, "").seal(entry))  # signed with this user's key: checked past the signature
     warm = _check(project, cache)
     assert warm.diagnostics == cold.diagnostics and not warm.errors
-    assert warm.notes == [f"{cache}: note: ignored {len(entries)} unusable cache entries (unreadable, corrupt or "
-                          "from another version); the files were checked again"]
+    assert warm.notes == [f"{cache}: note: ignored {len(entries)} unusable cache entries (unreadable, corrupt, from "
+                          "another version or signed with another key); the files were checked again"]
     assert not _check(project, cache).notes  # rewritten
 
 

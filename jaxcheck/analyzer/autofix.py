@@ -1,7 +1,9 @@
 """Fixing files: apply fixes until none applies, never leave a file that does not parse, write atomically.
 
 `--fix` applies safe fixes, `--unsafe-fixes` unsafe ones too, `--diff` shows the result without
-writing. A file keeps its encoding, byte-order mark, line endings, permission bits, symlinks and hard
+writing, `--add-noqa` adds suppression comments. What is written is always computed from a fresh check
+of the file's current bytes: the findings of a run (which may come from the cache) only choose the
+files. A file keeps its encoding, byte-order mark, line endings, permission bits, symlinks and hard
 links; a file edited while it was being fixed is left alone, and so is a file whose fixes would bring
 new findings (more findings of some code after fixing than before).
 """
@@ -10,7 +12,6 @@ from __future__ import annotations
 
 import codecs
 import difflib
-import errno
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,10 +19,11 @@ from pathlib import Path
 
 from jaxcheck.analyzer.diagnostics import Diagnostic, Fix
 from jaxcheck.analyzer.engine import Linter
-from jaxcheck.analyzer.files import read_file, write_through
+from jaxcheck.analyzer.files import FileChangedError, read_file, write_through
 from jaxcheck.analyzer.fixes import apply_fixes
+from jaxcheck.analyzer.noqa import add_noqa
 from jaxcheck.analyzer.parsing import ParseFailure, parse_source, run_with_deep_stack
-from jaxcheck.analyzer.source import SourceDecodeError, decode_source
+from jaxcheck.analyzer.source import DecodedSource, SourceDecodeError, decode_source
 
 MAX_ROUNDS = 10
 """Fixes can enable other fixes; stop after this many rounds (a loop would be a rule bug)."""
@@ -55,34 +57,56 @@ def fixable(diagnostic: Diagnostic, unsafe: bool) -> Fix | None:
 
 
 def fix_files(linter: Linter, diagnostics: Sequence[Diagnostic], unsafe: bool) -> list[FileFix]:
-    """Fix every file that has applicable fixes among `diagnostics` (nothing is written here)."""
+    """Fix every file that has applicable fixes among `diagnostics` (nothing is written here). The fixes
+    applied are those of a fresh check of each file's current bytes: `diagnostics` only choose the files."""
     paths = sorted({d.path for d in diagnostics if fixable(d, unsafe) is not None})
-    return [_fix_file(linter, Path(path), [d for d in diagnostics if d.path == path], unsafe) for path in paths]
+    return [_fix_file(linter, Path(path), unsafe) for path in paths]
+
+
+def noqa_file(linter: Linter, path: Path) -> FileFix:
+    """The file at `path` with `# noqa: CODE` for each finding of a fresh check of its current bytes
+    (`--add-noqa`; `applied` counts the lines changed, nothing is written here)."""
+    read = _read(path)
+    if isinstance(read, FileFix):
+        return read
+    data, decoded = read
+    after, count = add_noqa(decoded.text, linter.check_file_in_project(path, data).diagnostics)
+    return FileFix(path, decoded.text, after, count)
 
 
 def write_fixed(result: FileFix) -> None:
     """Write a fixed file in its own encoding (and BOM) through :func:`~.files.write_through`: symlinks
     keep their target, hard links stay linked, permission bits stay. Raises OSError when the file
-    changed since it was fixed (nothing is written then)."""
+    changed since it was fixed, or changes while it is written, or cannot be written (a read-only file:
+    PermissionError); the file is left as it was then."""
     data = read_file(result.path)
     try:
         current = decode_source(data)
     except SourceDecodeError:
         current = None
     if current is None or current.text != result.before:
-        raise OSError(errno.EAGAIN, "the file changed while it was being fixed; not written")
+        raise FileChangedError(result.path)
     encoded = result.after.encode(current.encoding)
     if data.startswith(codecs.BOM_UTF8):
         encoded = codecs.BOM_UTF8 + encoded
-    write_through(result.path, encoded)
+    write_through(result.path, encoded, expected=data)
 
 
-def _fix_file(linter: Linter, path: Path, diagnostics: list[Diagnostic], unsafe: bool) -> FileFix:
+def _read(path: Path) -> tuple[bytes, DecodedSource] | FileFix:
+    """The bytes of the file at `path` and their decoding, or the FileFix that says why it cannot be read."""
     try:
-        decoded = decode_source(read_file(path))
+        data = read_file(path)
+        return data, decode_source(data)
     except (OSError, SourceDecodeError) as exc:
         return FileFix(path, "", "", 0, f"cannot read: {exc}")
-    return fix_source(path, decoded.text, diagnostics, unsafe,
+
+
+def _fix_file(linter: Linter, path: Path, unsafe: bool) -> FileFix:
+    read = _read(path)
+    if isinstance(read, FileFix):
+        return read
+    data, decoded = read
+    return fix_source(path, decoded.text, linter.check_file_in_project(path, data).diagnostics, unsafe,
                       lambda text: linter.check_file_in_project(path, text.encode(decoded.encoding)).diagnostics)
 
 

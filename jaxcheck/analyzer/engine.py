@@ -11,17 +11,16 @@ together; the few files whose functions turn out traced differently are linted a
 
 from __future__ import annotations
 
-import fnmatch
 import gc
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jaxcheck.analyzer.cache import ResultCache, content_digest, fingerprint
-from jaxcheck.analyzer.config import ConfigError, Configuration, ConfigResolver, Settings
+from jaxcheck.analyzer.config import ConfigError, Configuration, ConfigResolver, Settings, per_file_ignores_of
 from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, FileError, Fix, Position, Range, RelatedLocation
 from jaxcheck.analyzer.discovery import FileFinder
 from jaxcheck.analyzer.files import read_file, real_path
@@ -344,11 +343,7 @@ class Linter:
             relative = path.relative_to(profile.configuration.per_file_ignores_root).as_posix()
         except ValueError:
             relative = path.as_posix()
-        codes: list[str] = []
-        for pattern, ignored in table.items():
-            if fnmatch.fnmatchcase(relative, pattern) or fnmatch.fnmatchcase(path.name, pattern):
-                codes.extend(ignored)
-        return tuple(codes)
+        return per_file_ignores_of(profile.settings).codes(relative, path.name)
 
     def force_excluded(self, path: Path) -> bool:
         """Whether the excludes or `.gitignore` of `path`'s project skip it even when it is named
@@ -443,6 +438,9 @@ class Linter:
                 diagnostics = EarlyCutoff(self).findings(state, tasks, checked, others, index, keys, state_key)
             if diagnostics is None and others and cache is not None:
                 diagnostics = self._from_whole_run(index, cache, tasks, checked, others)
+            if diagnostics is not None and not _about(diagnostics, {t.display_path for t in tasks.values()}):
+                index.cache.ignored += 1
+                diagnostics = None
             if diagnostics is not None:
                 if progress is not None:
                     progress.start(len(tasks))
@@ -551,7 +549,9 @@ class Linter:
         if cache is not None and keys is not None:
             for path in tasks:
                 entry = cache.load(keys[path])
-                if entry is not None and all(digests.get(cited) == digest for cited, digest in entry.cited):
+                if entry is not None and not _about(entry.diagnostics, {tasks[path].display_path}):
+                    cache.ignored += 1
+                elif entry is not None and all(digests.get(cited) == digest for cited, digest in entry.cited):
                     cached[path] = entry
         missing = [path for path in tasks if path not in cached]
         if progress is not None:
@@ -739,8 +739,15 @@ def _ignored_entries_note(cache: ResultCache | None) -> list[str]:
     if cache is None or not cache.ignored:
         return []
     return [f"{cache.directory}: note: ignored {cache.ignored} unusable cache entr"
-            f"{'y' if cache.ignored == 1 else 'ies'} (unreadable, corrupt or from another version); the files "
-            "were checked again"]
+            f"{'y' if cache.ignored == 1 else 'ies'} (unreadable, corrupt, from another version or signed with "
+            "another key); the files were checked again"]
+
+
+def _about(diagnostics: Iterable[Diagnostic], paths: Collection[str]) -> bool:
+    """Whether every finding is in one of the files at `paths` (the request's display paths): cached
+    findings about any other file are not believed, as output and fixes read and write the files
+    findings name."""
+    return all(diagnostic.path in paths for diagnostic in diagnostics)
 
 
 def _read(path: Path, report: CheckReport) -> bytes | None:

@@ -1,7 +1,8 @@
 """The persistent project index: what a run needs to know about every project file, kept in the cache
 folder and keyed by content, so a run re-reads only what changed.
 
-Three kinds of entries, all JSON data checked on read like the result cache's (:mod:`.cache`; no pickle):
+Three kinds of entries, all signed JSON data checked on read like the result cache's (:mod:`.cache`; no
+pickle):
 
 - **Per-file results and summaries** (the :class:`ResultCache` entries): a file's own outcome, with its
   `ModuleSummary`, under the hash of its bytes, path, module and the run's fingerprint (jaxcheck's
@@ -36,7 +37,6 @@ so editing a module another imports re-lints the importer exactly when its signa
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -51,7 +51,7 @@ from jaxcheck.analyzer.semantics.summary import ModuleSummary
 from jaxcheck.analyzer.source import SourceDecodeError, decode_source
 
 IMPORT_TABLE_FORMAT = "jaxcheck-import-table"
-IMPORT_TABLE_VERSION = 1
+IMPORT_TABLE_VERSION = 2
 MAX_TABLE_BYTES = 256 * 1024 * 1024
 
 
@@ -227,9 +227,9 @@ class ProjectIndex:
         entry = {"format": IMPORT_TABLE_FORMAT, "version": IMPORT_TABLE_VERSION, "fingerprint": self.cache.fingerprint,
                  "root": str(self.root), "entries": encode(self._table)}
         try:
-            text = json.dumps(entry, separators=(",", ":"))
+            data = self.cache.seal(entry)
             self.cache.prepare()
-            replace_file(self._table_path, text.encode("utf-8", "surrogatepass"))
+            replace_file(self._table_path, data)
             self._table_changed = False
         except (OSError, CodecError, RecursionError, ValueError):
             pass
@@ -248,8 +248,8 @@ class ProjectIndex:
         try:
             if len(data) > MAX_TABLE_BYTES:
                 raise CodecError("table too large")
-            entry = json.loads(data)
-            if not isinstance(entry, dict) or entry.get("format") != IMPORT_TABLE_FORMAT:
+            entry = self.cache.unseal(data)
+            if entry.get("format") != IMPORT_TABLE_FORMAT:
                 raise CodecError("not a jaxcheck import table")
             if entry.get("version") != IMPORT_TABLE_VERSION or entry.get("fingerprint") != self.cache.fingerprint \
                     or entry.get("root") != str(self.root):
