@@ -107,3 +107,53 @@ def test_rule_names_and_all_and_extend_select_in_settings():
                                "ignore": ["python-branch-on-tracer"]}, "pyproject.toml")
     assert settings.select == ("JAX401", "ALL") and settings.extend_select == ("JAX002",)
     assert settings.ignore == ("JAX301",)
+
+
+def test_a_long_extend_chain_of_valid_files_loads(tmp_path: Path):
+    depth = 2000  # deeper than Python's recursion limit: the chain is followed in a loop
+    for index in range(depth):
+        base = f'extend = "c{index + 1}.toml"\n' if index + 1 < depth else 'ignore = ["JAX301"]\n'
+        excludes = f'extend-exclude = ["gen{index}"]\n'
+        (tmp_path / f"c{index}.toml").write_text(base + excludes)
+    configuration = load_configuration(tmp_path / "c0.toml", tmp_path)
+    assert configuration.settings.ignore == ("JAX301",) and len(configuration.sources) == depth
+    assert configuration.settings.extend_exclude == tuple(f"gen{index}" for index in reversed(range(depth)))
+    (tmp_path / f"c{depth - 1}.toml").write_text('extend = "c0.toml"\n')
+    with pytest.raises(ConfigError, match=r"c0\.toml: \[tool\.jaxcheck\] extend: circular: .*c0\.toml$"):
+        load_configuration(tmp_path / "c0.toml", tmp_path)
+
+
+
+def test_per_file_ignores_are_compiled_once_per_table_not_once_per_file(monkeypatch: pytest.MonkeyPatch):
+    import fnmatch
+
+    from jaxcheck.analyzer.config import per_file_ignores_of
+
+    table = {**{f"pkg/generated_{i}.py": ["JAX301"] for i in range(20_000)},
+             **{f"gen{i}/*.py": ["JAX302"] for i in range(20_000)}, "conftest.py": ["JAX1"], "*_test.py": ["JAX4"]}
+    settings = parse_settings({"per-file-ignores": table}, "pyproject.toml")
+    translated = []
+    translate = fnmatch.translate
+    monkeypatch.setattr(fnmatch, "translate", lambda pattern: translated.append(pattern) or translate(pattern))
+    for i in range(0, 20_000, 100):
+        assert per_file_ignores_of(settings).codes(f"pkg/generated_{i}.py", f"generated_{i}.py") == ("JAX301",)
+    assert per_file_ignores_of(settings).codes("gen7/x_test.py", "x_test.py") == ("JAX302", "JAX4")
+    assert per_file_ignores_of(settings).codes("a/conftest.py", "conftest.py") == ("JAX1",)
+    assert per_file_ignores_of(settings).codes("gen7/x/y.py", "y.py") == ("JAX302",)  # `*` crosses `/`
+    assert len(translated) == 20_001  # each wildcard pattern once, for all files
+
+
+@pytest.mark.parametrize("relative", ["a/b.py", "b.py", "tests/x.py", "xzy.py", "q/conftest.py", "a/q/c.py",
+                                      "src/[", "a\nb.py", "zz.txt", "A/B.PY"])
+def test_per_file_ignores_match_as_fnmatchcase(relative: str):
+    import fnmatch
+
+    from jaxcheck.analyzer.config import PerFileIgnores
+
+    patterns = ["*.py", "tests/*.py", "a/b.py", "b.py", "[!a]*.py", "x?y.py", "**/conftest.py", "src/[",
+                "a/*/c.py", "c.py", "b.py"]
+    table = {pattern: (f"JAX{index}",) for index, pattern in enumerate(patterns)}
+    name = relative.rpartition("/")[2]
+    assert PerFileIgnores(table).codes(relative, name) == tuple(
+        code for pattern, codes in table.items() for code in codes
+        if fnmatch.fnmatchcase(relative, pattern) or fnmatch.fnmatchcase(name, pattern))

@@ -36,3 +36,19 @@ def test_line_noqa(comment: str, comment2: str, expected: list[str]):
 )
 def test_file_level_noqa(header: str, expected: list[str]):
     assert [d.code for d in findings(header + BODY.format(comment="", comment2=""))] == expected
+
+
+@pytest.mark.parametrize(("text", "line", "expected"), [
+    ("x = 1   \n", 1, "x = 1  # noqa: JAX301\n"),  # trailing blanks give way to the comment, as in ruff
+    ("x = 1\t\x0c \r\n", 1, "x = 1  # noqa: JAX301\r\n"),
+    ("x = 1  # note \xa0\n", 1, "x = 1  # note \xa0  # noqa: JAX301\n"),  # a comment's characters are kept
+    ("x = 1  # a\u2028b\x1c\ny = 2 \n", 2, "x = 1  # a\u2028b\x1c\ny = 2  # noqa: JAX301\n"),  # no line breaks
+    ("# \x0c\x85\ny = 2\r", 2, "# \x0c\x85\ny = 2  # noqa: JAX301\r"),
+    ("y = 2", 1, "y = 2  # noqa: JAX301"),
+])
+def test_add_noqa_changes_only_the_line_it_comments(text: str, line: int, expected: str):
+    from jaxcheck.analyzer.diagnostics import Diagnostic, Position, Range
+    from jaxcheck.analyzer.noqa import add_noqa
+
+    at = Position(line, 0)
+    assert add_noqa(text, [Diagnostic("a.py", Range(at, at), "JAX301", "x", "m")]) == (expected, 1)

@@ -23,9 +23,17 @@ _NOT_SUPPRESSIBLE = frozenset({"JAX001"})
 """A syntax error cannot be suppressed line by line (the file does not parse); use `# jaxcheck: noqa`."""
 
 
+_PHYSICAL_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+"""A line as Python numbers them, with its line break (form feed, `\x1c`, U+2028 and such break none)."""
+_BLANKS = " \t\f"
+"""The blanks Python allows between tokens: those ending a line give way to the added comment."""
+
+
 def add_noqa(text: str, diagnostics: Iterable[Diagnostic]) -> tuple[str, int]:
     """`text` with `# noqa: CODE` on each diagnostic's line (codes sorted, merged into an existing
-    `# noqa: X`), and how many lines changed. Lines that cannot hold a comment are left alone."""
+    `# noqa: X`), and how many lines changed. Lines that cannot hold a comment are left alone. As ruff
+    does, a new comment replaces the blanks (spaces, tabs, form feeds) ending its line with two spaces;
+    every other character of the text is kept."""
     wanted: dict[int, set[str]] = {}
     for d in diagnostics:
         if d.code not in _NOT_SUPPRESSIBLE:
@@ -33,7 +41,7 @@ def add_noqa(text: str, diagnostics: Iterable[Diagnostic]) -> tuple[str, int]:
     comments, blocked = _comment_lines(text)
     if comments is None:
         return text, 0
-    lines = text.splitlines(keepends=True)
+    lines = _PHYSICAL_LINE.findall(text)
     changed = 0
     for number, codes in sorted(wanted.items()):
         if number in blocked or not 1 <= number <= len(lines):
@@ -52,7 +60,7 @@ def add_noqa(text: str, diagnostics: Iterable[Diagnostic]) -> tuple[str, int]:
                 continue
             body = body[: match.start()] + "# noqa: " + ", ".join([*existing, *new]) + body[match.end():]
         else:
-            body = body.rstrip() + "  # noqa: " + ", ".join(sorted(codes))
+            body = body.rstrip(_BLANKS) + "  # noqa: " + ", ".join(sorted(codes))
         lines[number - 1] = body + ending
         changed += 1
     return "".join(lines), changed
