@@ -19,13 +19,15 @@ from jaxcheck.analyzer.semantics.call_table import CallSemantics, Returns, call_
 from jaxcheck.analyzer.semantics.interpreter import EXTERNAL_PREFIXES, array_valued
 import jaxcheck.analyzer.semantics.jax_api as jax_api
 from jaxcheck.analyzer.semantics.parameter_use import TREE_MAPS, is_library
+from jaxcheck.analyzer.semantics.records import Receiver
 from jaxcheck.analyzer.semantics.scopes import BindingKind, ScopeKind, qualified_name
 import jaxcheck.analyzer.semantics.structure as structure
 from jaxcheck.analyzer.semantics.summary import CallEdge
 from jaxcheck.analyzer.semantics.syntax import argument, at_receiver, literal_ints, literal_strings
 from jaxcheck.analyzer.semantics.transform_calls import TransformCallReader, argument_facts
 from jaxcheck.analyzer.semantics.values import (
-    BOOL_MASK, FILESYSTEM_PATH, GRADIENT_STOPPED, JAX_ARRAY, KEY_TAKING_LAYER, NO_DEPS, NUMPY_ARRAY, SEEDED_GENERATOR,
+    BOOL_MASK, FILESYSTEM_PATH, GRADIENT_STOPPED, JAX_ARRAY, KEY_TAKING_LAYER, NEW_OBJECT, NO_DEPS, NUMPY_ARRAY,
+    SEEDED_GENERATOR,
     UNKNOWN, CallArguments, CallDep, Deps, OpaqueDep, Returned, Value, combine,
 )
 
@@ -87,6 +89,7 @@ class CallInterpreter(TransformCallReader):
             return combine((self._staged_operation(), *args), flags)
         method_call = self._called_method(node.func, called)
         if method_call is not None:  # `model(x)`, `model.encode(x)`, Flax `model.apply(variables, x)`
+            self._note_receiver(node, node.func.value if isinstance(node.func, cst.Attribute) else node.func)
             method, applied = method_call
             if applied is not None:  # `model.apply(v, x, method=Model.encode)` runs `encode`
                 chosen = self._applied_method(node.args, method)
@@ -132,6 +135,8 @@ class CallInterpreter(TransformCallReader):
         self_method = self._method_key(node.func)
         if self_method is not None:
             self.records.call_names.setdefault(id(node), self_method)  # `self.m(...)` calls this module's `m`
+            if isinstance(node.func, cst.Attribute):
+                self._note_receiver(node, node.func.value)
             return self._local_call(node, self_method, args, self._self_bound(self_method))
         if isinstance(node.func, cst.Attribute):
             return self._method_result(node, node.func, args)
@@ -235,6 +240,23 @@ class CallInterpreter(TransformCallReader):
         return CallArguments(tuple(positional), tuple(keywords), bound, has_star, callables=tuple(callables),
                              **facts._asdict())
 
+    def _note_receiver(self, node: cst.Call, receiver: cst.BaseExpression) -> None:
+        """Where the object of the method call `node` comes from, when the model knows it is new (see
+        :class:`Receiver`): the calling method's `self`, an object made here (`game.step()`, also one it
+        keeps: `game.agent.update()`), or one `self` keeps (`self.ball.move()`)."""
+        self_name = self.scope.function_scope().self_name
+        root = receiver
+        while isinstance(root, cst.Attribute):  # each object on the way is a new one its holder keeps
+            if not self._known(root).flags & NEW_OBJECT:
+                return
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return
+        if root.value == self_name:
+            self.records.call_receivers[id(node)] = Receiver.CALLERS_SELF if root is receiver else Receiver.KEPT_BY_SELF
+        elif self._known(root).flags & NEW_OBJECT and self.in_function and self._owner(root.value) is self.scope.function_scope():
+            self.records.call_receivers[id(node)] = Receiver.MADE_HERE  # a local of this call, not an outer object
+
     def _local_call(self, node: cst.Call, key: str, args: list[Value], bound: int,
                     call_args: Sequence[cst.Arg] | None = None) -> Value:
         """A call of this module's function `key` with `args` (the values of `call_args`, by default the
@@ -281,7 +303,7 @@ class CallInterpreter(TransformCallReader):
         arguments = self._arguments(node.args if call_args is None else call_args, args, bound)
         caller = self.function_key
         self._call_event(node, callee)
-        if self._loops:
+        if any(loop not in self.records.configuration_loops for loop in self._loops):
             self.repeated_calls.add(callee)
         self._add_edge(node, CallEdge(caller, callee, arguments))
         return arguments

@@ -7,6 +7,7 @@ deferral), in a scope whose parameters carry their own dependencies, within the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import libcst as cst
@@ -28,8 +29,9 @@ from jaxcheck.analyzer.semantics.scopes import (
 )
 from jaxcheck.analyzer.semantics.stores import StoreRecorder
 from jaxcheck.analyzer.semantics.summary import CallEdge, FunctionSummary, TraceSpec
-from jaxcheck.analyzer.semantics.syntax import chain_root, dotted, is_false_literal
+from jaxcheck.analyzer.semantics.syntax import chain_root, dotted, is_docstring, is_false_literal
 from jaxcheck.analyzer.semantics.values import CallArguments, PYTHON_CONTAINER, ParamDep, StagedDep, Value
+from jaxcheck.analyzer.tree import child_nodes
 
 _PLAIN_DECORATORS = frozenset({
     "builtins.staticmethod", "builtins.classmethod", "builtins.property", "functools.cache", "functools.lru_cache",
@@ -104,6 +106,8 @@ class DefinitionReader(StoreRecorder):
             if self._records_transform_sites:
                 site = TransformSite(self._site_function, tuple(self._loops), origin, spec.caches)
                 self.records.transform_sites[id(decorator)] = site
+                if site.function is not None:
+                    self._kept_transforms.setdefault(site.function, {})[node.name.value] = id(decorator)
             unmapped = self._unmapped_spec(configured[0], spec)
             if unmapped is not None and isinstance(decorator.decorator, cst.Call):
                 self.records.unbatched_targets[id(decorator.decorator)] = (key, unmapped)
@@ -115,6 +119,9 @@ class DefinitionReader(StoreRecorder):
                 spec = TraceSpec(framework.traces_as, True, array_params_only=True, bound_positional=1)
                 self._root_site = (node.name, False)
                 self._add_root(key, spec)
+        predicate = _predicate(node)
+        if predicate is not None:
+            self._predicates[key] = predicate
         rejected = self._tracer_rejecting_params(node)
         if rejected:
             self._rejects_tracers[key] = rejected
@@ -225,11 +232,25 @@ class DefinitionReader(StoreRecorder):
         enclosing = self._budget.enter_function()
         try:
             self._suite(node.body)
+            self._note_reused_transforms(pending.key, node)
         except BudgetSpent:
             self._cut(pending.key, node)
         finally:
             self._budget.leave_function(enclosing)
             self.scope, self._branches, self._loops, self._empty_slots, self._lookups = outer, branches, loops, empty, lookups
+
+    def _note_reused_transforms(self, key: str, node: cst.FunctionDef) -> None:
+        """Mark the transform sites of function `key` whose result the function keeps and uses again (see
+        :attr:`TransformSite.reused`): the name it is bound to is passed to a call that is no transform
+        (`minimize(fun=step, ...)`), or called inside a loop of the function. One walk of the body, only
+        for functions with such names."""
+        kept = self._kept_transforms.pop(key, None)
+        if not kept:
+            return
+        sites = {name: site for name, site_id in kept.items() if (site := self.records.transform_sites.get(site_id))}
+        loops = {name: site.loops for name, site in sites.items()}
+        for name in _reused_names(node.body, loops, lambda call: self.records.call_names.get(id(call)) in self.transforms):
+            self.records.transform_sites[kept[name]] = replace(sites[name], reused=True)
 
     def _eval_parameter_defaults(self, params: cst.Parameters) -> None:
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
@@ -281,3 +302,43 @@ class DefinitionReader(StoreRecorder):
             return None
         name = qualified_name(self.scope, expression)
         return name if name is not None and not name.startswith(EXTERNAL_PREFIXES) else None
+
+
+def _predicate(node: cst.FunctionDef) -> tuple[str, cst.BaseExpression] | None:
+    """(parameter, expression) of a function of one parameter whose body (after a docstring) is one
+    `return expression` statement; None for any other function."""
+    params = node.params
+    if len(params.params) != 1 or params.posonly_params or params.kwonly_params or params.star_kwarg \
+            or isinstance(params.star_arg, cst.Param) or node.decorators or not isinstance(node.body, cst.IndentedBlock):
+        return None
+    statements = [s for s in node.body.body if not is_docstring(s)]
+    if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine) or len(statements[0].body) != 1:
+        return None
+    returned = statements[0].body[0]
+    if not isinstance(returned, cst.Return) or returned.value is None:
+        return None
+    return params.params[0].name.value, returned.value
+
+
+_LOOPS = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def _reused_names(body: cst.BaseSuite, kept: dict[str, tuple[int, ...]], is_transform: Callable[[cst.Call], bool]) -> set[str]:
+    """The `kept` names (each with the loops around the site that binds it) that `body` passes to a call
+    that is no transform (as an argument or keyword), or calls inside a loop that is not around its site
+    (a loop around the site makes a new function per iteration too). Iterative: deep code needs no deep
+    recursion."""
+    reused: set[str] = set()
+    pending: list[tuple[cst.CSTNode, tuple[int, ...]]] = [(body, ())]
+    while pending:
+        node, loops = pending.pop()
+        if isinstance(node, cst.Call):
+            name = node.func.value if isinstance(node.func, cst.Name) else None
+            if name in kept and any(loop not in kept[name] for loop in loops):
+                reused.add(name)
+            if not is_transform(node):
+                reused.update(arg.value.value for arg in node.args
+                              if isinstance(arg.value, cst.Name) and arg.value.value in kept)
+        inner = (*loops, id(node)) if isinstance(node, _LOOPS) else loops
+        pending.extend((child, inner) for child in child_nodes(node))
+    return reused

@@ -260,6 +260,10 @@ class ExpressionInterpreter(CallInterpreter):
             self.scope = outer
         if isinstance(node, cst.GeneratorExp):
             return combine((element,))
+        site = self.records.transform_sites.get(id(node.value if isinstance(node, cst.DictComp) else node.elt))
+        if site is not None:  # `{name: jax.jit(f) for ...}`: one function per entry, kept
+            self.records.transform_sites[id(node.value if isinstance(node, cst.DictComp) else node.elt)] = \
+                replace(site, tabled=True)
         return Value(element.deps, PYTHON_CONTAINER | (PYTHON_SET if isinstance(node, cst.SetComp) else 0))
 
     def _lambda(self, node: cst.CSTNode) -> Value:

@@ -20,7 +20,7 @@ from jaxcheck.analyzer.semantics.expressions import ExpressionInterpreter
 from jaxcheck.analyzer.semantics.guards import Slot, empty_slots
 from jaxcheck.analyzer.semantics.interpreter import Env
 import jaxcheck.analyzer.semantics.jax_api as jax_api
-from jaxcheck.analyzer.semantics.scopes import qualified_name
+from jaxcheck.analyzer.semantics.scopes import ScopeKind, qualified_name
 import jaxcheck.analyzer.semantics.structure as structure
 from jaxcheck.analyzer.semantics.syntax import last_statement, runs_once
 from jaxcheck.analyzer.semantics.values import JAX_ARRAY, PYTHON_CONTAINER, UNKNOWN, Value, combine
@@ -185,7 +185,10 @@ class FlowDriver(ExpressionInterpreter):
 
     def _for(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.For)
-        element = self._iteration_value(node.iter, self._eval(node.iter))
+        iterable = self._eval(node.iter)
+        element = self._iteration_value(node.iter, iterable)
+        if iterable.flags & PYTHON_CONTAINER and not iterable.deps and self._fixed_iterable(node.iter):
+            self.records.configuration_loops.add(id(node))
         if runs_once(node):  # `for x in [x0]:` is straight-line code
             self._bind(node.target, element)
             self._suite(node.body)
@@ -198,6 +201,15 @@ class FlowDriver(ExpressionInterpreter):
                 self._loop(iteration)
         if node.orelse is not None:
             self._suite(node.orelse.body)
+
+    def _fixed_iterable(self, iterable: cst.BaseExpression) -> bool:
+        """A literal display (`("dense", "diagonal")`) or a module-level constant (`SIZES`): a fixed list."""
+        if isinstance(iterable, (cst.Tuple, cst.List, cst.Set)):
+            return True
+        if not isinstance(iterable, cst.Name):
+            return False
+        resolved = self.scope.resolve(iterable.value)
+        return resolved is not None and resolved[0].kind is ScopeKind.MODULE and iterable.value.isupper()
 
     def _while(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.While)

@@ -22,7 +22,7 @@ from jaxcheck.analyzer.semantics.budget import STEPS
 from jaxcheck.analyzer.semantics.records import ModuleRecords
 from jaxcheck.analyzer.semantics.scopes import Scope, ScopeKind, qualified_name
 from jaxcheck.analyzer.semantics.summary import FunctionSummary
-from jaxcheck.analyzer.semantics.syntax import bound_names, dotted, last_statement
+from jaxcheck.analyzer.semantics.syntax import bound_names, dotted, last_statement, is_docstring
 from jaxcheck.analyzer.semantics.values import UNKNOWN, CallDep, Dep, Deps, OpaqueDep, ParamDep, StagedDep, Value
 from jaxcheck.analyzer.tree import descendants
 
@@ -61,6 +61,10 @@ class GuardReader:
     _conditional: int
     _concrete_after_statement: set[Narrowed]
     _function_bodies: dict[str, cst.FunctionDef]
+    _predicates: dict[str, tuple[str, cst.BaseExpression]]
+    """Functions of this module of one parameter whose body returns one expression (`def _is_traced(v):
+    return isinstance(v, jax.core.Tracer)`), by key, with that parameter and expression: calling one
+    narrows its argument as the expression narrows the parameter."""
     _rebound: dict[str, frozenset[str]]
 
     def _isinstance_narrowing(self, test: cst.BaseExpression) -> Narrowing:
@@ -73,6 +77,16 @@ class GuardReader:
         return cached
 
     def _compute_narrowing(self, test: cst.BaseExpression) -> Narrowing:
+        predicate = self._predicates.get(self.records.call_names.get(id(test)) or "") if isinstance(test, cst.Call) else None
+        if predicate is not None:  # `_is_traced(x)` with `def _is_traced(v): return isinstance(v, Tracer)`
+            assert isinstance(test, cst.Call)
+            argument = test.args[0].value if len(test.args) == 1 and test.args[0].keyword is None else None
+            if not isinstance(argument, cst.Name) or test.args[0].star:
+                return set(), set()
+            parameter, expression = predicate
+            when_true, when_false = self._isinstance_narrowing(expression)
+            return ({found._replace(name=argument.value) for found in when_true if found.name == parameter},
+                    {found._replace(name=argument.value) for found in when_false if found.name == parameter})
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             when_true, when_false = self._isinstance_narrowing(test.expression)
             return when_false, when_true
@@ -188,7 +202,7 @@ class GuardReader:
         rejected: set[str] = set()
         statements = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
         for index, statement in enumerate(statements):
-            if index == 0 and _is_docstring(statement):
+            if index == 0 and is_docstring(statement):
                 continue
             if not (isinstance(statement, cst.If) and statement.orelse is None and isinstance(last_statement(statement.body), cst.Raise)):
                 break
@@ -275,15 +289,6 @@ class Guarding:
         if isinstance(dep, OpaqueDep):
             return OpaqueDep(self.deps(dep.inputs))
         return dep
-
-
-def _is_docstring(statement: cst.CSTNode) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )
 
 
 def empty_slots(test: cst.BaseExpression, lookups: Mapping[str, KeyTest]) -> tuple[list[Slot], list[Slot]]:

@@ -144,6 +144,7 @@ class InterpreterCore(TraceRootReader, ObjectReader, GuardReader, ReferenceReade
         self._narrowings: dict[int, Narrowing] = {}
         self._guardings: dict[tuple[str, Guard], Guarding] = {}
         self._function_bodies: dict[str, cst.FunctionDef] = {}
+        self._predicates: dict[str, tuple[str, cst.BaseExpression]] = {}
         self._rebound: dict[str, frozenset[str]] = {}
         self._unguarded_statements: set[int] = set()
         """Statements some pass of a loop read outside any guard (see `_note_branch`)."""
@@ -151,6 +152,9 @@ class InterpreterCore(TraceRootReader, ObjectReader, GuardReader, ReferenceReade
         self._loops: list[int] = []
         self._order = 0
         self._outer_names: dict[tuple[str, BindingKind], OuterName] = {}
+        self._kept_transforms: dict[str, dict[str, int]] = {}
+        """Per function key, the names its transform sites' results are bound to (`step = jax.jit(f)`, a
+        decorated `def`), with the site (by node id): see :meth:`DefinitionReader._note_reused_transforms`."""
         self.collectors: tuple[Collector, ...] = ()
         """The collectors of facts the interpretation's events feed (see :mod:`.collectors`), for one build."""
 

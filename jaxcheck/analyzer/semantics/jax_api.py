@@ -364,9 +364,20 @@ def is_random_call(qualified_name: str | None) -> bool:
 
 
 ABSTRACT_EVALUATION = frozenset(
-    {"jax.eval_shape", "jax.make_jaxpr", "equinox.filter_eval_shape", "equinox.filter_make_jaxpr"}
+    {"jax.eval_shape", "jax.make_jaxpr", "equinox.filter_eval_shape", "equinox.filter_make_jaxpr", "flax.nnx.eval_shape"}
 )
-"""Calls that only trace their function for shapes: a key passed through them draws nothing."""
+"""Calls that only trace their function for shapes: a key passed through them draws nothing
+(`jax.eval_shape(init, key)`; `jax.make_jaxpr(init)(key)` calls what they return the same way)."""
+STAGING_METHODS = frozenset({"lower", "trace", "eval_shape"})
+"""Methods of a jitted function that trace it without running it (`jax.jit(init).lower(key)`)."""
+
+
+KEY_STORING_CALLS = frozenset({"dataclasses.replace", "copy.replace"})
+"""Calls that store their arguments in a new object (`dataclasses.replace(state, key=k)`): a key moved there
+is drawn from where it is read back, not here."""
+STORING_METHODS = frozenset({"replace", "_replace"})
+"""Methods of library objects returning a copy with fields replaced (`flax.struct`, `chex`, `NamedTuple`):
+`state.replace(key=k)` stores the key."""
 
 
 def consumes_key_argument(qualified_name: str | None) -> bool:
@@ -374,7 +385,7 @@ def consumes_key_argument(qualified_name: str | None) -> bool:
     random numbers from it; `jax.random` samplers and `split` are handled by their first argument."""
     if qualified_name is None:
         return True
-    if qualified_name in ABSTRACT_EVALUATION:
+    if qualified_name in ABSTRACT_EVALUATION or qualified_name in KEY_STORING_CALLS:
         return False
     if qualified_name in LAX_BODIES:
         return True  # the key flows into a user body

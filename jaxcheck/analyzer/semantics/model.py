@@ -12,7 +12,7 @@ from jaxcheck.analyzer.positions import node_ranges
 import jaxcheck.analyzer.semantics.jax_api as jax_api
 
 from jaxcheck.analyzer.semantics.bindings import ChangeSite
-from jaxcheck.analyzer.semantics.records import ModuleRecords, OuterName, TransformSite
+from jaxcheck.analyzer.semantics.records import ModuleRecords, OuterName, Receiver, TransformSite
 from jaxcheck.analyzer.semantics.syntax import at_receiver
 from jaxcheck.analyzer.semantics.objects import CONSTRUCTORS
 from jaxcheck.analyzer.semantics.prng import CarryShape, KeyReuse, find_key_reuses
@@ -61,6 +61,8 @@ class SemanticModel:
         self._enclosing_traces: dict[str | None, FunctionTrace | None] = {}
         self._refs: set[tuple[str, str]] | None = None
         self._drawing_callers: set[str] | None = None
+        self._made_in_call: dict[str, bool] = {}
+        self._edges_by_callee: dict[str, list[tuple[CallEdge, cst.CSTNode]]] | None = None
         self._referenced: frozenset[str] | None = None
         self.reads: set[Read] = set()
         """What this model has asked the solve beyond its own functions' facts (see :class:`Read` and
@@ -357,9 +359,51 @@ class SemanticModel:
             function_key = function.parent if function is not None else None
         return None
 
-    def is_self(self, node: cst.Name) -> bool:
-        """True for a read of a method's `self` parameter (Flax modules excepted: their `setup` assigns)."""
-        return id(node) in self.records.self_loads
+    def is_self(self, node: cst.Name, function: str | None) -> bool:
+        """True for a read of a method's `self` parameter (Flax modules excepted: their `setup` assigns), in
+        `function`, unless that method only runs on objects made in the call running it (see
+        :meth:`receiver_made_in_call`): its object then lives and dies inside one trace."""
+        return id(node) in self.records.self_loads and not (function is not None and self.receiver_made_in_call(function))
+
+    def receiver_made_in_call(self, method: str) -> bool:
+        """Whether every object `method` runs on is made inside the call that runs it (so inside the
+        trace, when one runs it): it is a constructor, or each visible call of it is on an object its
+        caller made (`game = Game(s); game.step()`), or on the calling method's own object or a new object
+        that object keeps (`self.ball.move()`), from a method of which the same holds. Not a method a
+        transform is applied to or that is read as a value (it may run on any object), nor one called from
+        another module. Cost: one walk of this module's call edges per method asked (memoised)."""
+        known = self._made_in_call.get(method)
+        if known is None:
+            known = self._made_in_call[method] = self._receiver_made_in_call(method, frozenset())
+        return known
+
+    def _receiver_made_in_call(self, method: str, seen: frozenset[str]) -> bool:
+        if method.rpartition(".")[2] in ("__init__", "__post_init__"):
+            return True
+        if method in seen:
+            return True  # a cycle of calls brings in no object from outside
+        if method in self.records.escaping_functions or self.solution.state_of(method).root:
+            return False
+        self.reads.add(Read("callers", method))
+        callers = self.solution.callers_of(method)
+        sites = self._edges_to().get(method, [])
+        if not sites or {edge.caller for edge, _ in sites} != callers:
+            return False
+        for edge, site in sites:
+            receiver = self.records.call_receivers.get(id(site))
+            if receiver is Receiver.MADE_HERE:
+                continue
+            if receiver is None or not self._receiver_made_in_call(edge.caller, seen | {method}):
+                return False
+        return True
+
+    def _edges_to(self) -> dict[str, list[tuple[CallEdge, cst.CSTNode]]]:
+        """This module's call edges by callee (built once)."""
+        if self._edges_by_callee is None:
+            self._edges_by_callee = {}
+            for edge, site in self.records.edge_sites:
+                self._edges_by_callee.setdefault(edge.callee, []).append((edge, site))
+        return self._edges_by_callee
 
     def lifts_state(self, target: cst.BaseExpression, function_key: str | None) -> bool:
         """True for a store to a Variable's value of a Flax NNX object (`self.count.value += 1`,
@@ -414,6 +458,11 @@ class SemanticModel:
     def transform_site(self, node: cst.BaseExpression) -> TransformSite | None:
         """Where and to what a transform call (or decorator) inside a function is applied."""
         return self.records.transform_sites.get(id(node))
+
+    def repeats(self, loops: Sequence[int]) -> bool:
+        """Whether code inside `loops` (ids, as in :class:`TransformSite`) runs repeatedly: some of them
+        is not a loop over a fixed list of configurations (see `ModuleRecords.configuration_loops`)."""
+        return any(loop not in self.records.configuration_loops for loop in loops)
 
     def runs_repeatedly(self, function_key: str | None) -> bool:
         """True when the function evidently runs more than once: it is called inside a loop, or by a
@@ -524,9 +573,14 @@ class SemanticModel:
             return None
         if id(node) not in self.records.receiver_reads:
             return None  # other objects are outer variables: stale-global reads judge them
+        new = reader is not None and self._reads_own_object(node, reader) and self.receiver_made_in_call(reader)
         for store, function in self.records.attribute_changes.get(owner, ()):
+            if new and not _stores_on_class(store, owner[0]):
+                continue  # the object read was made inside the trace: only its class's attribute is shared
             if not self._runs_only_while_constructing(function):
                 return store
+        if new:
+            return None  # module code changes module-level objects, not one made inside the trace
         order, module = self.records.program_order, self.summary.module
         for change, others in self.records.module_attribute_changes.get(owner, ()) if reader is not None else ():
             assert reader is not None
@@ -536,6 +590,11 @@ class SemanticModel:
             if order.goes_stale(change, module, False, reader, self._reaches, True, receiver, others):
                 return change.node
         return None
+
+    def _reads_own_object(self, node: cst.Attribute, reader: str) -> bool:
+        """Whether `node` reads an attribute of method `reader`'s own `self`."""
+        function = self.summary.functions.get(reader)
+        return isinstance(node.value, cst.Name) and function is not None and function.positional[:1] == (node.value.value,)
 
     def imported_attribute_change(self, node: cst.Attribute, reader: str | None) -> cst.CSTNode | None:
         """A store this module makes to the attribute `node` reads of an imported module or object
@@ -807,3 +866,10 @@ def _is_string(index: cst.BaseSlice) -> bool:
     return isinstance(index, cst.Index) and isinstance(
         index.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
     )
+
+
+def _stores_on_class(store: cst.CSTNode, class_key: str) -> bool:
+    """Whether a store to an attribute goes to the class itself (`Counter.total = 0`, `cls.total += 1`),
+    shared by every object, rather than to one object."""
+    holder = store.value if isinstance(store, cst.Attribute) else None
+    return isinstance(holder, cst.Name) and holder.value in (class_key.rpartition(".")[2], "cls")

@@ -20,7 +20,9 @@ from jaxcheck.analyzer.semantics.records import ModuleRecords
 from jaxcheck.analyzer.semantics.scopes import BindingKind, Scope, ScopeKind, qualified_name
 from jaxcheck.analyzer.semantics.summary import FunctionSummary
 from jaxcheck.analyzer.semantics.syntax import dotted, literal_strings
-from jaxcheck.analyzer.semantics.values import JAX_ARRAY, KEY_TAKING_LAYER, PYTHON_CONTAINER, UNKNOWN, ParamDep, Value
+from jaxcheck.analyzer.semantics.values import (
+    JAX_ARRAY, KEY_TAKING_LAYER, NEW_OBJECT, PYTHON_CONTAINER, UNKNOWN, ParamDep, Value,
+)
 
 
 class ObjectReader(AnnotationReader):
@@ -62,8 +64,8 @@ class ObjectReader(AnnotationReader):
         return None
 
     def _instance_created(self, name: str | None) -> Value | None:
-        """`MLP(...)`: an instance of the module's class `MLP`."""
-        return Value(instance=name) if name is not None and name in self._class_bases else None
+        """`MLP(...)`: a new instance of the module's class `MLP`."""
+        return Value(flags=NEW_OBJECT, instance=name) if name is not None and name in self._class_bases else None
 
     def _called_method(self, func: cst.BaseExpression, callee: Value) -> tuple[str, Framework | None] | None:
         """The method a call of `func` runs on an instance, and the framework when it is a framework's
@@ -216,7 +218,7 @@ CONSTRUCTORS = frozenset({"__init__", "__post_init__", "__new__", "setup"})
 """Methods that build an object: their stores happen before anyone can trace with it."""
 
 
-_KEPT_KINDS = PYTHON_CONTAINER | KEY_TAKING_LAYER
+_KEPT_KINDS = PYTHON_CONTAINER | KEY_TAKING_LAYER | NEW_OBJECT
 """What an attribute read keeps of the values stored there (when every store agrees)."""
 
 

@@ -25,7 +25,7 @@ import libcst as cst
 import jaxcheck.analyzer.semantics.jax_api as jax_api
 from jaxcheck.analyzer.semantics.call_table import call_semantics
 from jaxcheck.analyzer.semantics.collectors import Collector, Interpreting
-from jaxcheck.analyzer.semantics.prng import is_key_like_name
+from jaxcheck.analyzer.semantics.prng import abstractly_evaluated, is_key_like_name
 from jaxcheck.analyzer.semantics.scopes import Scope, qualified_name
 from jaxcheck.analyzer.semantics.summary import FunctionSummary
 from jaxcheck.analyzer.semantics.syntax import argument
@@ -110,9 +110,12 @@ class KeyParameters(Collector):
 
     # ------------------------------------------------------------------------------------ events
     def call_entered(self, node: cst.Call, name: str | None) -> None:
+        interpreter = self.interpreter
+        if abstractly_evaluated(node, lambda call: interpreter.records.call_names.get(id(call))):
+            for arg in node.args:  # `jax.eval_shape(init, key)`: traced for shapes, nothing drawn
+                self.probed(arg.value)
         if name is None:
             return
-        interpreter = self.interpreter
         if jax_api.is_random_call(name) or name in jax_api.PARTIAL and node.args and jax_api.is_random_call(
             qualified_name(interpreter.scope, node.args[0].value)
         ):  # `partial(jax.random.normal, key)` draws where it is called

@@ -326,8 +326,8 @@ class _Analysis:
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             state.pop(node.name.value, None)
             return state
-        if isinstance(node, (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal, cst.Pass)):
-            return state
+        if isinstance(node, (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal, cst.Pass, cst.Assert)):
+            return state  # an `assert` checks a key (`assert is_prng_key(key)`), it draws nothing
         return self.children(node, state)
 
     def expects_raise(self, node: cst.With) -> bool:
@@ -502,13 +502,15 @@ class _Analysis:
                     self.consume(bound, node, state)
         if name in jax_api.PARTIAL and id(node) in self.named_partials:
             return  # `draw = partial(f, key)`: the key is consumed where `draw` is called
+        if abstractly_evaluated(node, self.call_name):
+            return
         if jax_api.is_random_call(name):
             if name not in jax_api.NON_CONSUMING_RANDOM:
                 key = self.key_name(_key_argument(node), state)
                 if key is not None:
                     self.consume(key, node, state)
             return
-        if not jax_api.consumes_key_argument(name):
+        if not jax_api.consumes_key_argument(name) or name is None and _stores_arguments(node):
             return
         for arg in node.args:  # a partial carrying keys, passed on: the callee may call it
             if isinstance(arg.value, cst.Name):
@@ -703,6 +705,23 @@ class _Analysis:
 
 
 # ------------------------------------------------------------------------------------- helpers
+def abstractly_evaluated(node: cst.Call, call_name: CallName) -> bool:
+    """Whether `node` only traces a function for its shapes, running nothing (a key passed draws
+    nothing): `jax.eval_shape(init, key)`, `jax.make_jaxpr(init)(key)`, `jax.jit(init).lower(key)`."""
+    func = node.func
+    if isinstance(func, cst.Call):
+        return call_name(func) in jax_api.ABSTRACT_EVALUATION
+    if isinstance(func, cst.Attribute) and func.attr.value in jax_api.STAGING_METHODS and isinstance(func.value, cst.Call):
+        return call_name(func.value) in jax_api.CACHING_TRANSFORMS
+    return call_name(node) in jax_api.ABSTRACT_EVALUATION
+
+
+def _stores_arguments(node: cst.Call) -> bool:
+    """Whether an unresolved method call returns a copy of its object with fields replaced
+    (`state.replace(key=k)`, `carry._replace(key=k)`): it stores the key, draws nothing."""
+    return isinstance(node.func, cst.Attribute) and node.func.attr.value in jax_api.STORING_METHODS
+
+
 def _key_argument(node: cst.Call) -> cst.BaseExpression | None:
     for arg in node.args:
         if arg.keyword is not None and arg.keyword.value == "key":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from enum import Enum
 
 import libcst as cst
 
@@ -38,8 +39,24 @@ class TransformSite:
     """Its result fills a cache slot that outlives the call, under a guard that finds the slot empty
     (`if k not in cache: cache[k] = jax.jit(f)`, `if self._f is None:`): one function per slot."""
     tabled: bool = False
-    """In a loop, its result is stored in a container entry per iteration (`table[name] = jax.jit(f)`):
-    one function per entry, each kept for later calls."""
+    """In a loop, its result is stored in a container entry per iteration (`table[name] = jax.jit(f)`,
+    `{name: jax.jit(f) for ...}`): one function per entry, each kept for later calls."""
+    reused: bool = False
+    """Its result is kept and used again by the code that made it: passed to another call (`minimize(step,
+    x0)`: a driver calls it repeatedly) or called inside a loop there. One compile serves many calls."""
+
+
+class Receiver(Enum):
+    """Where the object a method is called on comes from, when it is new (see `ValueFlag.NEW_OBJECT`)."""
+
+    MADE_HERE = "made here"
+    """Made by the calling code itself, or kept by an object it made: `game = Game(s); game.step()`,
+    `game.agent.update()`."""
+    CALLERS_SELF = "the caller's self"
+    """The calling method's own object: `self.reset()`."""
+    KEPT_BY_SELF = "kept by the caller's self"
+    """A new object the calling method's object keeps: `self.ball.move()`, every store to `self.ball`
+    putting a new object there."""
 
 
 @dataclass(slots=True)
@@ -54,6 +71,12 @@ class ModuleRecords:
     _edge_index: dict[CallEdge, cst.CSTNode] | None = None
     cut_nodes: list[cst.CSTNode] = field(default_factory=list)
     """The function definitions (or the module) whose work budget ran out: nothing is reported in them."""
+    configuration_loops: set[int] = field(default_factory=set)
+    """Loops (by id) over a fixed list of configurations: a literal display of concrete values, or a
+    module-level constant (`for cov in ("dense", "diagonal")`, `for n in SIZES`). Each iteration is a
+    setting of its own, run once: work repeated per iteration is not repeated work."""
+    call_receivers: dict[int, Receiver] = field(default_factory=dict)
+    """Per method call (by id) whose object is known to be new, where it comes from (see :class:`Receiver`)."""
 
     def site_of_edge(self, edge: CallEdge) -> cst.CSTNode | None:
         """The node of a call edge equal to `edge` (the first such call), indexed on first use."""

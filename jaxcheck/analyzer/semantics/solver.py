@@ -198,6 +198,9 @@ class FunctionState:
     """The caching transforms whose reused program holds its trace (see :attr:`FunctionTrace.keepers`)."""
     callees: set[str] = field(default_factory=set)
     """The project functions it calls directly (resolved keys)."""
+    static_params: frozenset[str] = frozenset()
+    """The parameters a caching transform applied by its decorator takes as static: every call by its
+    name goes through that transform, so no call makes them tracers."""
     witness: Witness | None = None
     """How it first became traced (see :attr:`Solution.states`)."""
     param_witnesses: dict[str, Witness] = field(default_factory=dict)
@@ -864,6 +867,12 @@ def solve(summaries: Iterable[ModuleSummary], project_modules: Iterable[str] = (
                     root = TraceRoot(target, spec.binding(bound) if bound else spec)
                     made = witnesses[id(edge)]
                     roots.append(Witness(made.path, made.module, root=root, through=callee, site=edge))
+    for witness in roots:  # a decorating jit's static parameters stay static under every other transform too
+        assert witness.root is not None
+        key = resolve(witness.root.target)
+        if key is not None and witness.root.decorator and witness.root.spec.caches:
+            state = solution._state(key)
+            state.static_params |= witness.root.spec.static_params(functions[key])
     root_keys: set[str] = set()
     for witness in roots:
         assert witness.root is not None
@@ -996,7 +1005,7 @@ def _apply(solution: Solution, key: str, spec: TraceSpec, never_passed: frozense
         state.staged = True
         if spec.transform not in BATCHING_TRANSFORMS:
             state.omnistaged = True
-    traceable = spec.traced_params(function, frozenset(state.jax_array_params))
+    traceable = spec.traced_params(function, frozenset(state.jax_array_params)) - state.static_params
     traced = traceable - never_passed
     held = spec.differentiated_params(function) - never_passed
     state.jax_array_params.update(spec.jax_array_params(function))
@@ -1043,7 +1052,8 @@ def _propagate(solution: Solution, edge: CallEdge, callee_key: str, witness: Wit
         return False  # a differentiation rule runs only where its function is differentiated
     callee = solution.functions[callee_key]
     bound = edge.arguments.bind(callee)
-    traced = frozenset(name for name, deps in bound.items() if solution.is_traced(deps))
+    static = solution.state_of(callee_key).static_params  # `@partial(jax.jit, static_argnames=...)` keeps them concrete
+    traced = frozenset(name for name, deps in bound.items() if name not in static and solution.is_traced(deps))
     state = solution._state(callee_key)
     previous = state.contexts.get(edge)
     if previous is not None:

@@ -138,6 +138,8 @@ class StoreRecorder(InterpreterCore):
         site = self.records.transform_sites.get(id(value))
         if site is None:
             return
+        if site.function is not None and len(targets) == 1 and isinstance(targets[0], cst.Name):
+            self._kept_transforms.setdefault(site.function, {})[targets[0].value] = id(value)
         loops = len(self._loops)
         memoized = any(slot.covers(t) and depth == loops and self._outlives_call(t)
                        for t in targets for slot, depth in self._empty_slots)

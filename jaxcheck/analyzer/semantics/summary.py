@@ -181,6 +181,11 @@ class TraceSpec:
         traced = frozenset(n for n in names if n not in excluded)
         return traced & (function.array_params | passed_arrays) if self.array_params_only else traced
 
+    def static_params(self, function: FunctionSummary) -> frozenset[str]:
+        """The parameters of `function` this transform takes as static (`static_argnums`, `static_argnames`)."""
+        free = function.positional[self.bound_positional :]
+        return frozenset({free[p] for p in self.normalized(self.static_positions, len(free))} | self.static_names)
+
     def binding(self, positional: int, names: frozenset[str] = frozenset(),
                 falsy: frozenset[str] = frozenset()) -> TraceSpec:
         """This spec for the function with `positional` more leading parameters and `names` bound

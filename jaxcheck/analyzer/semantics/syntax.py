@@ -194,3 +194,13 @@ def target_names(target: cst.CSTNode) -> list[str]:
     if isinstance(target, cst.StarredElement):
         return target_names(target.value)
     return []
+
+
+def is_docstring(statement: cst.CSTNode) -> bool:
+    """Whether a statement is a docstring: a line holding one string literal."""
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )

@@ -263,6 +263,10 @@ class ValueFlag(IntFlag):
       attention's key in `hk.MultiHeadAttention`).
     - `GRADIENT_STOPPED`: the result of `jax.lax.stop_gradient`: under a differentiating transform alone
       it is a plain value (`float()` works on it), though still a tracer under `jit`.
+    - `NEW_OBJECT`: an instance of a class of the module made by the code being read (`game = Game(s)`),
+      or read from an attribute every store to which puts such an instance there (`self.ball =
+      Particle(p)` in a method): it exists from the call that makes it on, so a trace running that
+      call made it.
 
     The model combines and tests these bits on every expression, so it stores them as plain `int`s (the
     module-level names below): `IntFlag`'s operators run in Python. `ValueFlag(value.flags)` names the
@@ -280,6 +284,7 @@ class ValueFlag(IntFlag):
     SEEDED_GENERATOR = 1 << 14
     KEY_TAKING_LAYER = 1 << 15
     GRADIENT_STOPPED = 1 << 16
+    NEW_OBJECT = 1 << 17
 
 
 BOOL_MASK: Final = ValueFlag.BOOL_MASK.value
@@ -294,6 +299,7 @@ NUMPY_ARRAY: Final = ValueFlag.NUMPY_ARRAY.value
 SEEDED_GENERATOR: Final = ValueFlag.SEEDED_GENERATOR.value
 KEY_TAKING_LAYER: Final = ValueFlag.KEY_TAKING_LAYER.value
 GRADIENT_STOPPED: Final = ValueFlag.GRADIENT_STOPPED.value
+NEW_OBJECT: Final = ValueFlag.NEW_OBJECT.value
 
 
 Key: TypeAlias = Union[str, int, None]
