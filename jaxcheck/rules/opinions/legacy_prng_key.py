@@ -19,6 +19,10 @@ class LegacyPrngKey(Rule):
     `jax_debug_key_reuse` (JAX's runtime key-reuse checker) tracks only typed keys. A legacy key is
     just numbers, so all of these mistakes pass silently.
 
+    No single finding is a bug: a legacy key works. The rule matters when a project moves to typed keys
+    to get those checks (a large codebase gives a finding per `PRNGKey` call, over a thousand in some);
+    that is why it is off by default. Misuse of a key is JAX401's business, legacy or typed.
+
     ## Example
     ```python
     import jax
@@ -82,5 +86,6 @@ class LegacyPrngKey(Rule):
         func = node.func
         if isinstance(func, cst.Attribute) and self.model.qualified_name(func.value) == "jax.random":
             fix = NodeFix("Use `jax.random.key`", ((func, f"{codegen.source(func.value)}.key"),), "unsafe")
-        self.report(node, "`jax.random.PRNGKey` makes a legacy `uint32[2]` key; `jax.random.key(...)` makes a typed "
-                          "key that JAX checks (misuse raises, and `jax_debug_key_reuse` tracks it)", fix)
+        self.report(node, "`jax.random.PRNGKey` makes a legacy `uint32[2]` key (not a bug by itself); "
+                          "`jax.random.key(...)` makes a typed key that JAX checks (misuse raises, and "
+                          "`jax_debug_key_reuse` tracks it)", fix)

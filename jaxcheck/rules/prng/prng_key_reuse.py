@@ -153,6 +153,20 @@ class PrngKeyReuse(Rule):
         Valid("import jax\nimport equinox as eqx\ndef init(key, x):\n    return jax.random.normal(key, x.shape)\n"
               "def f(key, x):\n    shapes = eqx.filter_eval_shape(init, key, x)\n    jaxpr = jax.make_jaxpr(init)(key, x)\n"
               "    return init(key, x)\n"),
+        # Also through a helper that only evaluates abstractly, and a jitted function's `lower`/`trace`.
+        Valid("import jax\ndef init(key):\n    return jax.random.normal(key, (3,))\ndef shapes(key):\n"
+              "    return jax.eval_shape(init, key)\ndef main():\n    key = jax.random.key(0)\n    s = shapes(key)\n"
+              "    return s, init(key)\n"),
+        Valid("import jax\ndef init(key):\n    return jax.random.normal(key, (3,))\ndef main():\n"
+              "    key = jax.random.key(0)\n    lowered = jax.jit(init).lower(key)\n    traced = jax.jit(init).trace(key)\n"
+              "    return lowered, traced, init(key)\n"),
+        # A check in an `assert` reads the key, it draws nothing.
+        Valid("import jax\nfrom numpyro.util import is_prng_key\ndef sample(key, shape):\n    assert is_prng_key(key)\n"
+              "    return jax.random.normal(key, shape)\n"),
+        # Storing a key in a copy of a state (`dataclasses.replace`, a struct's `.replace`) draws nothing.
+        Valid("import dataclasses\nimport jax\ndef start(state, key):\n    init_key, run_key = jax.random.split(key)\n"
+              "    state = dataclasses.replace(state, key=run_key, goal_key=run_key)\n"
+              "    return state.replace(noise=jax.random.normal(run_key)), jax.random.normal(init_key)\n"),
         Valid("import jax\ndef f(key):\n    key, sub = jax.random.split(key)\n    a = jax.random.normal(sub)\n"
               "    key, sub = jax.random.split(key)\n    return a + jax.random.normal(sub)\n"),
         Valid("import jax\ndef f(key, c):\n    if c:\n        return jax.random.normal(key)\n"
@@ -296,6 +310,13 @@ class PrngKeyReuse(Rule):
                 "    return init(key, x)\n", 8, 12, "line 7"),
         Invalid("import jax\ndef init(key, n):\n    return jax.random.normal(key, (n,))\ndef f(key):\n"
                 "    w1 = init(key, 3)\n    b = jax.random.normal(key)\n    return w1, b\n", 6, 9, "line 5"),
+        # A key stored in a state and drawn from twice is still reused.
+        Invalid("import dataclasses\nimport jax\ndef start(state, key):\n    state = dataclasses.replace(state, key=key)\n"
+                "    return state, jax.random.normal(key), jax.random.uniform(key)\n", 5, 43, "line 5"),
+        # Running the jitted function draws (only `lower`/`trace`/`eval_shape` do not).
+        Invalid("import jax\ndef init(key):\n    return jax.random.normal(key, (3,))\ndef main():\n"
+                "    key = jax.random.key(0)\n    compiled = jax.jit(init)(key)\n    return compiled, init(key)\n",
+                7, 22, "line 6"),
         Invalid("import jax\ndef noise(key, x):\n    if key.shape == (2,):\n        return x + jax.random.normal(key)\n"
                 "    return x\ndef f(key, x):\n    y = noise(key, x)\n    return y + jax.random.uniform(key)\n", 8, 16),
         Invalid("import jax\ndef f(key):\n    a = jax.random.normal(key)\n    b = jax.random.uniform(key)\n"

@@ -72,6 +72,10 @@ class OuterStateMutation(Rule):
     summary = "Traced code writes outer state (`global`, `outer.append`, `outer[k] = v`, `self.attr = v`): tracers leak"
 
     VALID = (
+        # Writing to an object the trace made itself writes to no outer state.
+        Valid("import jax\nclass Ball:\n    def __init__(self, x):\n        self.x = x\n    def move(self, dt):\n"
+              "        self.x = self.x + dt\n        return self.x\n@jax.jit\ndef update(s):\n    ball = Ball(s)\n"
+              "    return ball.move(0.2)\n"),
         # NNX transforms carry the updates of a module's Variables out of the trace, once per call.
         Valid("import jax.numpy as jnp\nfrom flax import nnx\nclass Model(nnx.Module):\n    def __init__(self):\n"
               "        self.count = nnx.BatchStat(jnp.array(0))\n    def __call__(self, x):\n"
@@ -279,7 +283,7 @@ class OuterStateMutation(Rule):
     def _outer_owner(self, name: cst.Name, allow_module: bool) -> str | None:
         if self.model.is_ref(name):
             return None  # a Pallas Ref: writing through it is how kernels produce output
-        if self.model.is_self(name):
+        if self.model.is_self(name, self.context.function):
             return "the method's `self`"
         outer = self.model.outer_state(name)
         if outer is not None:

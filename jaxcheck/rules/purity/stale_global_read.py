@@ -80,6 +80,11 @@ class StaleGlobalRead(Rule):
     summary = "Traced code reads module-level or enclosing state that is rebound or mutated, so it goes stale"
 
     VALID = (
+        # An object made inside the trace lives and dies in it: its attributes cannot go stale.
+        Valid("import jax\nclass Ball:\n    def __init__(self, x):\n        self.x = x\n    def move(self, dt):\n"
+              "        self.x = self.x + dt\n        return self.x\nclass Game:\n    def __init__(self, s):\n"
+              "        self.ball = Ball(s)\n    def step(self):\n        return self.ball.move(0.1)\n@jax.jit\n"
+              "def update(s):\n    game = Game(s)\n    game.ball.move(0.2)\n    return game.step()\n"),
         # After the last call, only methods of library objects and containers run.
         Valid("import jax\nimport logging\nlr = 0.1\n@jax.jit\ndef update(w):\n    return w * lr\nlosses = []\n"
               "w = update(1.0)\nlr = 0.01\nlosses.append(w)\nlogging.getLogger(__name__).info('lr {}'.format(lr))\n"),
@@ -179,6 +184,10 @@ class StaleGlobalRead(Rule):
               "        step(1.0)\nif __name__ == '__main__':\n    main()\n"),
     )
     INVALID = (
+        # The same class, with an object made outside the trace: the change after tracing goes stale.
+        Invalid("import jax\nclass Ball:\n    def __init__(self, x):\n        self.x = x\n    def move(self, dt):\n"
+                "        return self.x + dt\n    def reset(self):\n        self.x = 0.0\nBALL = Ball(1.0)\n@jax.jit\n"
+                "def shared(t):\n    return BALL.move(t)\n", 6, 16, "changed at line 8"),
         # An imported config module's attribute changed between calls (checked under JAX 0.10.2: both calls
         # print 1.1, the second should print 1.5), in module code or by a setter called in the loop.
         Invalid("import jax\nimport config\n@jax.jit\ndef step(x):\n    return x + config.DT\nprint(step(1.0))\n"

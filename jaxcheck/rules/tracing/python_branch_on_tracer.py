@@ -65,6 +65,10 @@ class PythonBranchOnTracer(Rule):
     summary = "Python `if`/`while`/`and`/`or`/`not`/`min`/`max` on a traced value under jit, vmap, pmap or lax bodies"
 
     VALID = (
+        # A decorating jit's static parameter stays static under another transform and from traced callers.
+        Valid("import functools\nimport jax\n@functools.partial(jax.jit, static_argnames=('parallel',))\n"
+              "def step(x, *, parallel=True):\n    return x * 2 if parallel else x\n@jax.jit\ndef outer(x, fast):\n"
+              "    return step(x, parallel=fast)\nbatched = jax.vmap(step)\n"),
         # A fallback for traced values: the handler catches the error JAX raises (checked under JAX 0.10.2).
         Valid("import jax\n@jax.jit\ndef f(x):\n    try:\n        if x > 0:\n            x = x * 2\n"
               "    except jax.errors.TracerBoolConversionError:\n        x = x * 3\n    return x\n"),

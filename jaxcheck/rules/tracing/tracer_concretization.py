@@ -94,6 +94,10 @@ class TracerConcretization(Rule):
     summary = "`int()`/`float()`/`.item()`/NumPy/`math`/`range()`/list indexing/`axis=` on a traced value"
 
     VALID = (
+        # A helper predicate that tests for a tracer narrows like the test it returns.
+        Valid("import jax\nimport numpy as np\ndef _is_traced(value):\n    return isinstance(value, jax.core.Tracer)\n"
+              "def fmt(value):\n    if _is_traced(value):\n        return '<traced>'\n    return str(np.asarray(value))\n"
+              "@jax.jit\ndef f(x):\n    return x, fmt(x)\n"),
         # A custom derivative's function and rules run on primal values under `jax.grad` alone.
         Valid("import jax\n@jax.custom_vjp\ndef f(x):\n    return x * float(x)\ndef f_fwd(x):\n"
               "    print('fwd sees', float(x))\n    return f(x), x\ndef f_bwd(x, g):\n    return (g * 2 * x,)\n"
@@ -145,6 +149,10 @@ class TracerConcretization(Rule):
         Valid("import jax\n@jax.jit\ndef f(xs):\n    for i in range(len(xs)):\n        xs = xs.at[i].set(0)\n    return xs\n"),
     )
     INVALID = (
+        # A helper predicate testing something else narrows nothing.
+        Invalid("import jax\nimport numpy as np\ndef _is_small(value):\n    return value.ndim == 0\n"
+                "def fmt(value):\n    if _is_small(value):\n        return '<small>'\n    return str(np.asarray(value))\n"
+                "@jax.jit\ndef f(x):\n    return x, fmt(x)\n", 8, 16, "numpy.asarray"),
         # A broad handler meant for other errors: under jit its fallback silently becomes the only path.
         Invalid("import jax\n@jax.jit\ndef normalize(x):\n    try:\n        n = float(jax.numpy.linalg.norm(x))\n"
                 "    except Exception:\n        n = 1.0\n    return x / n\n", 5, 13),

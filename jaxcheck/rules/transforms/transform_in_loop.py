@@ -79,6 +79,17 @@ class TransformInLoop(Rule):
     summary = "`jax.jit`/`vmap`/`grad` applied in a loop or per call to a freshly created callable: retraced every time"
 
     VALID = (
+        # A loop over a fixed list of settings compiles once per setting, a handful of times; a function
+        # kept in a table entry, or kept and handed to a driver that calls it many times, compiles once.
+        Valid("import jax\ndef test_both_branches(prior, x):\n    for cov in ('dense', 'diagonal'):\n"
+              "        fn = jax.jit(lambda t, c=cov: prior(t, covariance=c))\n        fn(x)\n"),
+        Valid("import jax\nSIZES = [200, 500]\ndef make(n):\n    return jax.jit(lambda x: x * n)\nfor n in SIZES:\n"
+              "    make(n)(1.0)\n"),
+        Valid("import jax\nclass Wrapper:\n    def __init__(self, spaces):\n"
+              "        self.samplers = {a: jax.jit(jax.vmap(s.sample)) for a, s in spaces.items()}\n"),
+        Valid("import jax\nfrom scipy.optimize import minimize\ndef fit(loss, x0):\n    @jax.jit\n    def objective(x):\n"
+              "        return jax.value_and_grad(loss)(x)\n    return minimize(fun=objective, x0=x0, jac=True)\n"
+              "def sweep(loss, starts):\n    return [fit(loss, x0) for x0 in starts]\n"),
         # Inside a jitted function this runs once per trace, also in a branch no trace runs.
         Valid("import jax\n@jax.jit\ndef f(x, debug=False):\n    if debug:\n        for _ in range(3):\n"
               "            x = jax.jit(lambda y: y + 1)(x)\n    return x\n"),
@@ -143,6 +154,9 @@ class TransformInLoop(Rule):
         Valid("import jax\nfor scale in [2.0]:\n    jax.jit(lambda v: v * scale)(1.0)\n"),
     )
     INVALID = (
+        # A fixed list of settings inside a function that runs per item still compiles per item.
+        Invalid("import jax\ndef step(x):\n    for c in (1, 2):\n        jax.jit(lambda v, c=c: v * c)(x)\n"
+                "def run(xs):\n    for x in xs:\n        step(x)\n", 4, 9, "runs repeatedly"),
         # `nnx.jit` caches in the wrapper it returns (checked under Flax 0.12.8: traced once per iteration).
         Invalid("import jax.numpy as jnp\nfrom flax import nnx\ndef eval_step(model, x):\n    return model(x).sum()\n"
                 "def evaluate(model, batches):\n    for x in batches:\n        nnx.jit(eval_step)(model, x)\n", 7, 9,
@@ -207,7 +221,10 @@ class TransformInLoop(Rule):
         created = _CREATED.get(origin.kind, "a callable")
         if site.memoized:
             return  # one function per cache slot, however often this runs
-        if origin.loops and site.loops[: len(origin.loops)] == origin.loops and not site.tabled:
+        if site.reused:
+            return  # kept and called many times by the code that made it: one compile serves them all
+        if origin.loops and site.loops[: len(origin.loops)] == origin.loops and not site.tabled \
+                and self.model.repeats(origin.loops):
             self.report(node, f"transform applied to {created} inside the loop: every iteration creates a new "
                               "function, so JAX retraces and recompiles it each time; apply the transform once "
                               "outside the loop and pass changing values as arguments")
