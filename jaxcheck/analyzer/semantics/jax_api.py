@@ -322,6 +322,7 @@ KEY_SOURCES = frozenset(
 )
 SEEDED_KEY_SOURCES = frozenset({"jax.random.key", "jax.random.PRNGKey"})
 KEY_FOLD = "jax.random.fold_in"
+KEY_SPLIT = "jax.random.split"
 """Derives a key from a key and data: calls passing different data draw different bits."""
 DERIVED_KEY_SOURCES = SEEDED_KEY_SOURCES | {KEY_FOLD}
 """Calls whose key is a function of their arguments alone: the same arguments give the same key."""

@@ -6,7 +6,7 @@ import libcst as cst
 
 from jaxcheck.analyzer.rule import Invalid, Rule, Valid
 from jaxcheck.analyzer.semantics import KeyReuse
-from jaxcheck.analyzer.semantics.jax_api import KEY_FOLD
+from jaxcheck.analyzer.semantics.jax_api import KEY_FOLD, KEY_SPLIT
 
 _SPLIT = "split it first: `key, subkey = jax.random.split(key)`"
 
@@ -243,6 +243,9 @@ class PrngKeyReuse(Rule):
               "        y = jax.random.normal(key, x.shape) + jax.random.normal(k, x.shape)\n    return y\n"),
     )
     INVALID = (
+        # Drawing from a key and splitting it too: different bits, but no guarantee of independence.
+        Invalid("import jax\ndef f(key):\n    a = jax.random.normal(key)\n    k1, k2 = jax.random.split(key)\n"
+                "    return a, k1\n", 4, 14, "not guaranteed independent"),
         # A helper drawing from `fold_in(key, 0)` derives the same key on every call: two calls, one key.
         Invalid("import jax\ndef init_linear(key, n):\n    k = jax.random.fold_in(key, 0)\n"
                 "    return jax.random.normal(k, (n,))\ndef init(key):\n    w1 = init_linear(key, 3)\n"
@@ -402,6 +405,11 @@ class PrngKeyReuse(Rule):
                               "every example of the batch draws the same random bits; map over one key per "
                               "example: `jax.random.split(key, n)` with `in_axes=0`")
 
+    def _splits(self, node: cst.CSTNode) -> bool:
+        """Whether a consumption is `jax.random.split(...)`: drawing from a key and splitting it too gives
+        different bits, yet the streams are not guaranteed independent."""
+        return isinstance(node, cst.Call) and self.model.call_name(node) == KEY_SPLIT
+
     def _folded(self, node: cst.CSTNode) -> bool:
         """Whether a reuse's first site is `jax.random.fold_in(...)` (not a seeded `key(...)`)."""
         return isinstance(node, cst.Call) and self.model.call_name(node) == KEY_FOLD
@@ -410,7 +418,11 @@ class PrngKeyReuse(Rule):
         for reuse in reuses:
             key = f"`{reuse.key}`"
             first_line = self.model.position(reuse.first).start.line
-            if reuse.kind == "again":
+            if reuse.kind == "again" and (self._splits(reuse.first) or self._splits(reuse.node)):
+                message = (f"PRNG key {key} was already consumed on line {first_line} and is split or drawn from "
+                           "again here: the streams are not guaranteed independent (JAX's key-reuse checker "
+                           f"raises `KeyReuseError`); {_SPLIT}")
+            elif reuse.kind == "again":
                 message = (f"PRNG key {key} was already consumed on line {first_line} and is consumed again "
                            f"here, so both draw the same random bits; {_SPLIT}")
             elif reuse.kind == "loop":
