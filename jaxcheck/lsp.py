@@ -75,7 +75,8 @@ class _State:
     stamp (replaced when the stamp changes). Read and written on the message thread, except `linters`:
     the check thread's alone."""
 
-    findings: dict[str, list[Diagnostic]] = field(default_factory=dict)
+    findings: dict[str, tuple[int | None, list[Diagnostic]]] = field(default_factory=dict)
+    """Per buffer, the findings last published and the version of the buffer they were computed for."""
     oversized: set[str] = field(default_factory=set)
     linters: dict[str | None, tuple[tuple[int, int], Linter]] = field(default_factory=dict)
 
@@ -243,7 +244,7 @@ class JaxcheckServer(LanguageServer):
         outcome = "superseded" if not current else "failed" if result.findings is None else "published"
         self._trace(f"checked {job.uri} (version {job.version}) in {result.seconds:.3f} s: {outcome}")
         if current and result.findings is not None:
-            self.state.findings[job.uri] = result.findings
+            self.state.findings[job.uri] = (job.version, result.findings)
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=job.uri, diagnostics=result.published, version=job.version))
 
@@ -293,10 +294,14 @@ class JaxcheckServer(LanguageServer):
     def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
         """Fixes, noqa and documentation actions for the findings that touch the requested range."""
         uri = params.text_document.uri
-        findings = self.state.findings.get(uri)
+        checked = self.state.findings.get(uri)
+        document = self.workspace.get_text_document(uri)
+        if checked is None or checked[0] != document.version:
+            return []  # no findings, or computed for an older text: their edits would land in the wrong place
+        findings = checked[1]
         if not findings:  # (also an oversized buffer: splitting it into lines alone would take a while)
             return []
-        lines = self.workspace.get_text_document(uri).lines
+        lines = document.lines
         actions: list[types.CodeAction] = []
         for finding in findings:
             diagnostic = _lsp_diagnostic(finding, lines)

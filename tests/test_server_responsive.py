@@ -125,6 +125,23 @@ async def test_a_burst_of_edits_is_checked_a_few_times_and_a_code_action_after_i
     assert "JAX301" in codes and "JAX601" not in codes, codes
 
 
+async def test_code_actions_offer_no_edits_computed_for_an_older_version(client: LanguageClient) -> None:
+    uri = _open(client, "model.py", SOURCE)
+    await _published(client, uri, 1)
+    where = types.Range(types.Position(5, 0), types.Position(5, 40))  # the JAX601 line, which has a fix
+    context = types.CodeActionContext(diagnostics=[])
+    current = await client.text_document_code_action_async(types.CodeActionParams(
+        types.TextDocumentIdentifier(uri=uri), where, context))
+    assert any(action.edit is not None for action in current or [])
+    # Two edits in a burst: the check of version 3 waits for quiet, so the request meets version 1's findings.
+    _change(client, uri, "# moved\n" + SOURCE, 2)
+    _change(client, uri, "# moved\n# again\n" + SOURCE, 3)
+    stale = await client.text_document_code_action_async(types.CodeActionParams(
+        types.TextDocumentIdentifier(uri=uri), where, context))
+    assert not stale  # version 1's edits would land two lines too high
+    await _published(client, uri, 3)
+
+
 async def test_requests_are_answered_mid_check_and_exit_ends_the_process_at_once(client: LanguageClient) -> None:
     uri = _open(client, "slow.py", _slow_buffer())
     await _until(lambda: bool(_traces(client, f"checking {uri}")))
