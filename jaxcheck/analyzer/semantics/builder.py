@@ -40,6 +40,7 @@ class ModelBuilder(FlowDriver):
             self._cut(self.module_name, module)
         while self._pending:
             self._function_body(self._pending.popleft())
+        self._wrapped_parameters()
         functions = {key: self._function_facts(f) for key, f in self.functions.items()}
         self.collectors = ()  # they refer back to this builder: no reference cycle outlives the build
         exports = {name: b.target for name, b in self.scope.bindings.items() if b.kind is not BindingKind.VARIABLE}
@@ -50,6 +51,15 @@ class ModelBuilder(FlowDriver):
             tuple(self.records.function_keys.get(id(cut), self.module_name) for cut in self.records.cut_nodes),
         )
         return self.records, summary
+
+    def _wrapped_parameters(self) -> None:
+        """A function that transforms a local wrapper calling its parameter (`def compile(fn): def
+        wrapped(*a): return fn(*a); return jax.jit(wrapped)`) traces what its callers pass there, as if it
+        transformed the parameter itself."""
+        for local, spec, enclosing in self._transformed_locals:
+            for owner, parameter in self._outer_parameter_calls.get(local, ()):
+                if owner == enclosing:
+                    self._transformed_params.setdefault(enclosing, []).append((parameter, spec))
 
     def _function_facts(self, function: FunctionSummary) -> FunctionSummary:
         """`function`'s summary completed with what the module's reading found: its returns, its

@@ -143,6 +143,8 @@ class CallInterpreter(TransformCallReader):
         if isinstance(node.func, cst.Name) and self._is_own_parameter(node.func.value):
             arguments = self._arguments(node.args, args, 0)  # `model(x)`: what a caller passes runs here
             self._called_params.setdefault(self.function_key, []).append((node.func.value, arguments))
+        elif isinstance(node.func, cst.Name) and self.in_function:
+            self._note_outer_parameter_call(node.func.value)
         return _opaque(args)  # a callable parameter or local: `apply_fn(params, x)`
 
     def _library_result(self, node: cst.Call, semantics: CallSemantics, args: list[Value]) -> Value:
@@ -239,6 +241,12 @@ class CallInterpreter(TransformCallReader):
             position += arg.keyword is None
         return CallArguments(tuple(positional), tuple(keywords), bound, has_star, callables=tuple(callables),
                              **facts._asdict())
+
+    def _note_outer_parameter_call(self, name: str) -> None:
+        """`fn(*args)` in a function nested in one whose parameter `fn` is (see `_transformed_locals`)."""
+        resolved = self.scope.resolve(name)
+        if resolved is not None and resolved[0] is not self.scope.function_scope() and self.is_parameter(resolved[0], name):
+            self._outer_parameter_calls.setdefault(self.function_key, set()).add((resolved[0].key, name))
 
     def _note_receiver(self, node: cst.Call, receiver: cst.BaseExpression) -> None:
         """Where the object of the method call `node` comes from, when the model knows it is new (see

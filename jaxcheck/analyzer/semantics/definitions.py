@@ -30,7 +30,7 @@ from jaxcheck.analyzer.semantics.scopes import (
 from jaxcheck.analyzer.semantics.stores import StoreRecorder
 from jaxcheck.analyzer.semantics.summary import CallEdge, FunctionSummary, TraceSpec
 from jaxcheck.analyzer.semantics.syntax import chain_root, dotted, is_docstring, is_false_literal
-from jaxcheck.analyzer.semantics.values import CallArguments, PYTHON_CONTAINER, ParamDep, StagedDep, Value
+from jaxcheck.analyzer.semantics.values import NO_DEPS, PYTHON_CONTAINER, CallArguments, ParamDep, StagedDep, Value
 from jaxcheck.analyzer.tree import child_nodes
 
 _PLAIN_DECORATORS = frozenset({
@@ -42,6 +42,16 @@ _PLAIN_DECORATORS = frozenset({
 
 class DefinitionReader(StoreRecorder):
     """Reads imports and definitions, and function bodies (see the module docstring)."""
+
+    def _decorator_call(self, decorator: cst.Decorator, key: str) -> None:
+        """`@compile` above `def step`, with `compile` a function of the project: it is called with `step`
+        (an edge passing the function, so a project's own jit wrapper traces what it decorates)."""
+        function = decorator.decorator
+        name = qualified_name(self.scope, function)
+        if name is None or name.startswith(EXTERNAL_PREFIXES) or not isinstance(function, (cst.Name, cst.Attribute)) \
+                or isinstance(function, cst.Attribute) and function.attr.value in ("defjvp", "defvjp"):
+            return  # (a custom derivative's rule is registered, see `_custom_rule`)
+        self._add_edge(function, CallEdge(self.function_key, name, CallArguments((NO_DEPS,), callables=((0, key, 0),))))
 
     def _import(self, node: cst.Import | cst.ImportFrom) -> None:
         if isinstance(node, cst.Import):
@@ -101,6 +111,7 @@ class DefinitionReader(StoreRecorder):
             if configured is None:
                 if qualified_name(self.scope, decorator.decorator) not in _PLAIN_DECORATORS:
                     self.records.escaping_functions.add(key)  # the decorator may keep it and call it any time
+                    self._decorator_call(decorator, key)
                 continue
             spec = self._spec(*configured)
             if self._records_transform_sites:

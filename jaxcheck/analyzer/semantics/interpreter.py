@@ -152,6 +152,11 @@ class InterpreterCore(TraceRootReader, ObjectReader, GuardReader, ReferenceReade
         self._loops: list[int] = []
         self._order = 0
         self._outer_names: dict[tuple[str, BindingKind], OuterName] = {}
+        self._transformed_locals: list[tuple[str, TraceSpec, str]] = []
+        """Functions defined in a function and transformed there (`return jax.jit(wrapped)`), with the spec and
+        that function: a project's jit wrapper (see `builder.ModelBuilder._wrapped_parameters`)."""
+        self._outer_parameter_calls: dict[str, set[tuple[str, str]]] = {}
+        """Per function key, the (function, parameter) pairs of enclosing functions it calls (`fn(*args)`)."""
         self._kept_transforms: dict[str, dict[str, int]] = {}
         """Per function key, the names its transform sites' results are bound to (`step = jax.jit(f)`, a
         decorated `def`), with the site (by node id): see :meth:`DefinitionReader._note_reused_transforms`."""

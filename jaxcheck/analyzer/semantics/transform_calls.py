@@ -41,6 +41,9 @@ class TransformCallReader(DefinitionReader):
         resolved = self.scope.resolve(target.value)
         if resolved is not None and self.is_parameter(resolved[0], target.value):
             self._transformed_params.setdefault(resolved[0].key, []).append((target.value, spec))
+        elif resolved is not None and resolved[1].kind is BindingKind.FUNCTION and self.in_function \
+                and resolved[0] is self.scope.function_scope():  # `jax.jit(wrapped)`, a local def calling `fn`
+            self._transformed_locals.append((resolved[1].target, spec, self.function_key))
 
     def _instance_target(self, target: cst.BaseExpression, spec: TraceSpec) -> bool:
         """`jax.vmap(model)`, `jax.jit(model.apply)`, `jax.jit(model.encode)` on an instance of this

@@ -65,6 +65,9 @@ class PythonBranchOnTracer(Rule):
     summary = "Python `if`/`while`/`and`/`or`/`not`/`min`/`max` on a traced value under jit, vmap, pmap or lax bodies"
 
     VALID = (
+        # A project decorator that only registers the function traces nothing.
+        Valid("REGISTRY = {}\ndef register(fn):\n    REGISTRY[fn.__name__] = fn\n    return fn\n@register\n"
+              "def step(x):\n    if x > 0:\n        return x\n    return -x\n"),
         # A decorating jit's static parameter stays static under another transform and from traced callers.
         Valid("import functools\nimport jax\n@functools.partial(jax.jit, static_argnames=('parallel',))\n"
               "def step(x, *, parallel=True):\n    return x * 2 if parallel else x\n@jax.jit\ndef outer(x, fast):\n"
@@ -159,6 +162,10 @@ class PythonBranchOnTracer(Rule):
               "        if x > 0:\n            return x\n    return x * 2\n"),
     )
     INVALID = (
+        # A project's own jit wrapper, as a decorator, around a local wrapper that calls the function.
+        Invalid("import functools\nimport jax\ndef compile(fn):\n    @functools.wraps(fn)\n    def wrapped(*args):\n"
+                "        return fn(*args)\n    return jax.jit(wrapped)\n@compile\ndef step(x):\n    if x > 0:\n"
+                "        return x\n    return -x\n", 10, 8),
         # A transform configured by `functools.partial`, then applied: `f` is traced, `n` static.
         Invalid("import functools\nimport jax\ndef f(x, n):\n    if x > n:\n        return x\n    return -x\n"
                 "g = functools.partial(jax.jit, static_argnums=1)(f)\n", 4, 8),
