@@ -326,8 +326,11 @@ class _Analysis:
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             state.pop(node.name.value, None)
             return state
-        if isinstance(node, (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal, cst.Pass, cst.Assert)):
-            return state  # an `assert` checks a key (`assert is_prng_key(key)`), it draws nothing
+        if isinstance(node, cst.Assert) and isinstance(node.test, cst.Call) \
+                and not jax_api.is_random_call(self.call_name(node.test)):
+            return state  # `assert is_prng_key(key)`: a predicate checks the key, it draws nothing
+        if isinstance(node, (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal, cst.Pass)):
+            return state
         return self.children(node, state)
 
     def expects_raise(self, node: cst.With) -> bool:

@@ -160,7 +160,7 @@ class PrngKeyReuse(Rule):
         Valid("import jax\ndef init(key):\n    return jax.random.normal(key, (3,))\ndef main():\n"
               "    key = jax.random.key(0)\n    lowered = jax.jit(init).lower(key)\n    traced = jax.jit(init).trace(key)\n"
               "    return lowered, traced, init(key)\n"),
-        # A check in an `assert` reads the key, it draws nothing.
+        # A predicate in an `assert` checks the key, it draws nothing.
         Valid("import jax\nfrom numpyro.util import is_prng_key\ndef sample(key, shape):\n    assert is_prng_key(key)\n"
               "    return jax.random.normal(key, shape)\n"),
         # Storing a key in a copy of a state (`dataclasses.replace`, a struct's `.replace`) draws nothing.
@@ -243,6 +243,9 @@ class PrngKeyReuse(Rule):
               "        y = jax.random.normal(key, x.shape) + jax.random.normal(k, x.shape)\n    return y\n"),
     )
     INVALID = (
+        # A draw inside an `assert`'s comparison is a draw.
+        Invalid("import jax\ndef test_sample(key, flow):\n    cond = jax.random.normal(key, (2,))\n"
+                "    assert flow.sample(key, cond).shape == (2,)\n", 4, 12, "line 3"),
         # Drawing from a key and splitting it too: different bits, but no guarantee of independence.
         Invalid("import jax\ndef f(key):\n    a = jax.random.normal(key)\n    k1, k2 = jax.random.split(key)\n"
                 "    return a, k1\n", 4, 14, "not guaranteed independent"),
