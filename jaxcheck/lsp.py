@@ -242,11 +242,12 @@ class JaxcheckServer(LanguageServer):
         job = result.job
         current = not self.shut_down and self.workspace.get_text_document(job.uri).version == job.version
         outcome = "superseded" if not current else "failed" if result.findings is None else "published"
-        self._trace(f"checked {job.uri} (version {job.version}) in {result.seconds:.3f} s: {outcome}")
         if current and result.findings is not None:
             self.state.findings[job.uri] = (job.version, result.findings)
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=job.uri, diagnostics=result.published, version=job.version))
+        # Traced after publishing: a client reading the trace has the diagnostics already.
+        self._trace(f"checked {job.uri} (version {job.version}) in {result.seconds:.3f} s: {outcome}")
 
     def _trace(self, message: str) -> None:
         """`$/logTrace` the message when the client asked for tracing."""

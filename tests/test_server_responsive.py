@@ -24,17 +24,8 @@ from pytest_lsp import ClientServerConfig, LanguageClient  # noqa: E402
 
 from conftest import checkout_environment  # noqa: E402
 from jaxcheck.lsp import MAX_BUFFER_BYTES  # noqa: E402
+from test_server import SOURCE  # noqa: E402  (a buffer with findings, some fixable)
 
-SOURCE = """import jax
-
-@jax.jit
-def f(x):
-    print(x)
-    y = jax.tree_map(lambda a: a, x)
-    if x > 0:
-        return y
-    return x
-"""
 TIMEOUT = 60.0
 """Seconds to wait for something the server will do (the machine may be shared and loaded)."""
 
