@@ -13,7 +13,7 @@ import jaxcheck.analyzer.semantics.jax_api as jax_api
 
 from jaxcheck.analyzer.semantics.bindings import ChangeSite
 from jaxcheck.analyzer.semantics.records import ModuleRecords, OuterName, Receiver, TransformSite
-from jaxcheck.analyzer.semantics.syntax import at_receiver
+from jaxcheck.analyzer.semantics.syntax import at_receiver, chain_root
 from jaxcheck.analyzer.semantics.objects import CONSTRUCTORS
 from jaxcheck.analyzer.semantics.prng import CarryShape, KeyReuse, find_key_reuses
 from jaxcheck.analyzer.semantics.scopes import BindingKind
@@ -435,11 +435,18 @@ class SemanticModel:
 
     def _facts_hold(self, node: cst.BaseExpression) -> bool:
         """False for an outer variable some function rebinds through `global`/`nonlocal`
-        (`global TABLE; TABLE = jnp.asarray(TABLE)`): what the model knew of its type may no longer hold."""
-        if not isinstance(node, cst.Name):
+        (`global TABLE; TABLE = jnp.asarray(TABLE)`), or for a part of an outer object some function
+        changes (`TABLES["a"] = jnp.asarray(...)`): what the model knew of its type may no longer hold."""
+        root = chain_root(node) if isinstance(node, (cst.Subscript, cst.Attribute)) else node
+        if not isinstance(root, cst.Name):
             return True
-        outer = self.records.outer_names.get(id(node))
-        return outer is None or not self.records.history.written_from_function(outer.scope, node.value)
+        outer = self.records.outer_names.get(id(root))
+        if outer is None:
+            return True
+        history = self.records.history
+        if history.written_from_function(outer.scope, root.value):
+            return False
+        return root is node or all(change.scope == outer.scope for change in history.changes_of(outer.scope, root.value))
 
     def is_numpy_generator(self, node: cst.BaseExpression) -> bool:
         return bool(self.value_of(node).flags & NUMPY_GENERATOR)
@@ -690,8 +697,9 @@ class SemanticModel:
             per_item = trace is not None and bool(trace.transforms & jax_api.PER_ITEM_TRANSFORMS)
             applied = self.solution.applied_transforms(scope) if scope is not None else frozenset()
             carry = self._carry_shape(applied)
+            per_call = trace is not None and trace.cached and trace.direct and self.runs_repeatedly(scope)
             return find_key_reuses(body, parameters, self.call_name, self._ignores_argument, per_item,
-                                   bool(applied & jax_api.PER_ITEM_TRANSFORMS), carry, self._receives_key,
+                                   bool(applied & jax_api.PER_ITEM_TRANSFORMS), per_call, carry, self._receives_key,
                                    self._property_paths(scope, parameters))
         if scope in self._scopes_calling_drawers():  # no `jax.random` call here: only helpers that draw count
             return find_key_reuses(body, parameters, self.call_name, self._draws_nothing,

@@ -34,7 +34,7 @@ IgnoresArgument = Callable[[cst.Call, Optional[int], Optional[str]], bool]
 ReceivesKey = Callable[[cst.Call, Optional[int], Optional[str]], bool]
 """Whether a call's callee draws from the argument at this position (or keyword): a project function
 that hands that parameter to `jax.random`, or a library callable's `key=`. The argument is then a key."""
-ReuseKind = Literal["again", "loop", "reseeded", "per_item", "captured", "carried"]
+ReuseKind = Literal["again", "loop", "reseeded", "per_item", "per_call", "captured", "carried"]
 CarryShape = Literal["all", "first"]
 """What a lax loop body returns as its carry: all of it (`fori_loop`, `while_loop`) or the first element
 of the returned pair (`scan`)."""
@@ -46,7 +46,8 @@ class KeyReuse:
     consumptions), "loop" (the same site on the next iteration of a loop that never re-splits the key)
     or "reseeded" (the key is re-created from the same seed in each iteration; `first` is the call
     that creates it), or "per_item" (in a function run once per example or loop step, a key created from
-    a seed that is the same every time is drawn from; `first` is the creating call), "captured" (such a
+    a seed that is the same every time is drawn from; `first` is the creating call), "per_call" (the
+    same in a compiled function called repeatedly: each call draws the same bits), "captured" (such a
     function draws from a key it does not bind; `first` is the same call) or "carried" (a lax loop body
     returns in its carry a key it consumed, unchanged: the next step draws the same bits; `first` is the
     return statement)."""
@@ -191,11 +192,13 @@ class _Evidence:
 
 def find_key_reuses(body: Sequence[cst.CSTNode], parameters: Iterable[str], call_name: CallName,
                     ignores_argument: IgnoresArgument, per_item: bool = False, item_root: bool = False,
+                    per_call: bool = False,
                     carry: CarryShape | None = None, receives_key: ReceivesKey | None = None,
                     fresh_attributes: frozenset[str] = frozenset()) -> list[KeyReuse]:
     """The key reuses in a function body (or module) `body` whose parameters are `parameters`; with
     `per_item` (the function runs once per example of a `vmap` or per step of a `lax` loop), a key seeded
-    with what no run changes (literals, names the function does not bind) is shared by all of them. With
+    with what no run changes (literals, names the function does not bind) is shared by all of them; so it
+    is with `per_call` (the function's compiled program runs on each of repeated calls). With
     `item_root` (the function is itself the one vmapped or looped), so is a key it captures from outside;
     with `carry` (it is a lax loop body), a consumed key returned in the carry is drawn again next step.
     Keys are the key-like parameters and the names the body draws from or hands to a drawing callee
@@ -210,11 +213,12 @@ def find_key_reuses(body: Sequence[cst.CSTNode], parameters: Iterable[str], call
     analysis.tables = frozenset(evidence.tables - keys - evidence.escaped_tables())
     analysis.attributes = frozenset(evidence.attributes - fresh_attributes)
     analysis.local_names = frozenset(parameters).union(*(_assigned_names(statement) for statement in body))
-    if per_item:
+    if per_item or per_call:
         bound = set(parameters).union(*(_assigned_names(statement) for statement in body))
         analysis.batch_bound = frozenset(bound)
         analysis.captures_shared = item_root
     analysis.carry = carry
+    analysis.per_call = per_call and not per_item
     analysis.block(body, {name: _FRESH for name in keys})
     return list(analysis.reports.values())
 
@@ -235,6 +239,8 @@ class _Analysis:
         """In a function run once per example or loop step: the names it binds (a seed built from others
         is the same on every run)."""
         self.batch_origins: set[int] = set()
+        self.per_call = False
+        """Keys made from seeds no run changes are shared by repeated calls, not by examples of a batch."""
         self.captures_shared = False
         self.indexed_draws: set[int] = set()
         """Draws whose result each run indexes by a value of its own (`split(key, n)[i]`)."""
@@ -562,7 +568,7 @@ class _Analysis:
         elif key.origin is not None and key.origin in self.origins:
             self._report(KeyReuse(site, name, self.nodes[key.origin], "reseeded"))
         elif key.origin in self.batch_origins:
-            self._report(KeyReuse(site, name, self.nodes[key.origin], "per_item"))
+            self._report(KeyReuse(site, name, self.nodes[key.origin], "per_call" if self.per_call else "per_item"))
         elif (self.captures_shared and self.batch_bound is not None and _root_name(name) not in self.batch_bound
               and id(site) not in self.indexed_draws):
             self._report(KeyReuse(site, name, site, "captured"))

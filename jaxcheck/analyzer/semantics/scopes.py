@@ -124,11 +124,13 @@ class Scope:
 
     def _module_value(self, name: str) -> Value:
         """Module-level values are concrete; only their type facts (a list, a logger, the class of an
-        object) carry over."""
+        object, the type facts of a dict literal's fields: `TABLES["a"]` holding a NumPy array) carry over."""
         value = self.module_scope().env.get(name)
         if value is None or not (value.flags or value.instance):
             return UNKNOWN
-        return Value(NO_DEPS, value.flags, instance=value.instance)
+        fields = None if value.fields is None else tuple(
+            (key, Value(NO_DEPS, field.flags, instance=field.instance)) for key, field in value.fields)
+        return Value(NO_DEPS, value.flags, instance=value.instance, fields=fields)
 
     def bind(self, name: str, binding: Binding, value: Value = UNKNOWN) -> None:
         """Bind `name` in this scope (or the module scope for `global` names) with its current value."""

@@ -16,8 +16,8 @@ class PrngKeyReuse(Rule):
     ## What it does
     Finds a PRNG key that is consumed twice on some path through a function: two samplers on the
     same key, a use after `jax.random.split(key)` without rebinding `key`, a consumption inside a loop
-    of a key that is not re-split in the loop, a key re-created from the same seed in every iteration,
-    or a key passed to another consumer (a model `init`, a helper) after it was used; and a key that
+    of a key that is not re-split in the loop, a key re-created from the same seed in every iteration
+    (or in a compiled function called in a loop), or a key passed to another consumer (a model `init`, a helper) after it was used; and a key that
     `jax.vmap(f, in_axes=(None, ...))` (a call, a decorator, a `functools.partial`) leaves unmapped while
     `f` draws from it: every example draws the same bits. (Not under `pmap`, where replicas initialised
     alike may be the point.) Keys are
@@ -64,6 +64,9 @@ class PrngKeyReuse(Rule):
     summary = "a PRNG key consumed twice: two samplers, use after `split`, or in a loop without re-splitting"
 
     VALID = (
+        # Called once, a compiled function's fixed seed gives one draw.
+        Valid("import jax\n@jax.jit\ndef noisy(x):\n    key = jax.random.PRNGKey(0)\n"
+              "    return x + jax.random.normal(key, x.shape)\ndef main(x):\n    return noisy(x)\n"),
         # A key every device folds its own index into draws per device; under pmap one key may be meant to
         # initialise every replica alike (checked under JAX 0.10.2: identical replicas).
         Valid("import functools\nimport jax\n@functools.partial(jax.pmap, axis_name='b', in_axes=(0, None))\n"
@@ -243,6 +246,10 @@ class PrngKeyReuse(Rule):
               "        y = jax.random.normal(key, x.shape) + jax.random.normal(k, x.shape)\n    return y\n"),
     )
     INVALID = (
+        # A compiled function called in a loop that makes its key from a fixed seed: the same bits each call.
+        Invalid("import jax\n@jax.jit\ndef noisy(x):\n    key = jax.random.PRNGKey(0)\n"
+                "    return x + jax.random.normal(key, x.shape)\ndef train(xs):\n    return [noisy(x) for x in xs]\n",
+                5, 16, "called repeatedly"),
         # A draw inside an `assert`'s comparison is a draw.
         Invalid("import jax\ndef test_sample(key, flow):\n    cond = jax.random.normal(key, (2,))\n"
                 "    assert flow.sample(key, cond).shape == (2,)\n", 4, 12, "line 3"),
@@ -436,6 +443,10 @@ class PrngKeyReuse(Rule):
                            "function run once per example or loop step (vmap, scan, fori_loop), so every run "
                            "draws the same random bits; pass one key per example, or fold in the step "
                            "(`jax.random.fold_in(key, i)`)")
+            elif reuse.kind == "per_call":
+                message = (f"PRNG key {key} is created from the same seed (line {first_line}) in a compiled function "
+                           "that is called repeatedly (in a loop), so every call draws the same random bits; pass "
+                           "a key in and split it per call")
             elif reuse.kind == "captured":
                 message = (f"PRNG key {key} comes from outside a function run once per example or loop step "
                            "(vmap, scan, fori_loop) and is drawn from on every run, so every run draws the same "
@@ -461,6 +472,7 @@ class PrngKeyReuse(Rule):
 _FIRST_NOTES = {
     "again": "{key} is first consumed here",
     "per_item": "{key} is created from the same seed here",
+    "per_call": "{key} is created from the same seed here",
     "reseeded": "{key} is re-created from the same seed here",
     "carried": "{key} is returned unchanged in the carry here",
 }

@@ -94,6 +94,10 @@ class TracerConcretization(Rule):
     summary = "`int()`/`float()`/`.item()`/NumPy/`math`/`range()`/list indexing/`axis=` on a traced value"
 
     VALID = (
+        # A function may replace the table's entry with a JAX array: what it holds when traced is unknown.
+        Valid("import jax\nimport jax.numpy as jnp\nimport numpy as np\nTABLES = {'a': np.arange(10)}\n"
+              "def to_device():\n    TABLES['a'] = jnp.asarray(TABLES['a'])\n@jax.jit\ndef lookup(i):\n"
+              "    return TABLES['a'][i]\n"),
         # A helper predicate that tests for a tracer narrows like the test it returns.
         Valid("import jax\nimport numpy as np\ndef _is_traced(value):\n    return isinstance(value, jax.core.Tracer)\n"
               "def fmt(value):\n    if _is_traced(value):\n        return '<traced>'\n    return str(np.asarray(value))\n"
@@ -149,6 +153,9 @@ class TracerConcretization(Rule):
         Valid("import jax\n@jax.jit\ndef f(xs):\n    for i in range(len(xs)):\n        xs = xs.at[i].set(0)\n    return xs\n"),
     )
     INVALID = (
+        # A NumPy table kept in a module-level dict.
+        Invalid("import jax\nimport numpy as np\nTABLES = {'a': np.arange(10)}\n@jax.jit\ndef lookup(i):\n"
+                "    return TABLES['a'][i]\n", 6, 24, "NumPy array"),
         # A helper predicate testing something else narrows nothing.
         Invalid("import jax\nimport numpy as np\ndef _is_small(value):\n    return value.ndim == 0\n"
                 "def fmt(value):\n    if _is_small(value):\n        return '<small>'\n    return str(np.asarray(value))\n"
