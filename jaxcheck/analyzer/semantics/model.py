@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from math import prod
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -13,7 +14,7 @@ import jaxcheck.analyzer.semantics.jax_api as jax_api
 
 from jaxcheck.analyzer.semantics.bindings import ChangeSite
 from jaxcheck.analyzer.semantics.records import ModuleRecords, OuterName, Receiver, TransformSite
-from jaxcheck.analyzer.semantics.syntax import at_receiver, chain_root
+from jaxcheck.analyzer.semantics.syntax import argument, at_receiver, chain_root, literal_ints
 from jaxcheck.analyzer.semantics.objects import CONSTRUCTORS
 from jaxcheck.analyzer.semantics.prng import CarryShape, KeyReuse, find_key_reuses
 from jaxcheck.analyzer.semantics.scopes import BindingKind
@@ -568,6 +569,28 @@ class SemanticModel:
         are out of range of an axis of `array`'s certain shape; empty when the shape is not certain."""
         shape = self.array_shape(array)
         return [] if shape is None else out_of_bounds(shape, elements)
+
+    def taken_out_of_bounds(self, call: cst.Call) -> OutOfBounds | None:
+        """`jnp.take(a, i)` (or with `axis=k`) with a constant index outside `a`'s certain shape (the
+        flattened array without an axis), and neither `mode=` nor `fill_value=`: JAX fills the read with
+        NaN (an extreme value for integers) and raises nothing (checked under JAX 0.10.2)."""
+        if self.call_name(call) != "jax.numpy.take" or any(
+                arg.keyword is not None and arg.keyword.value in ("mode", "fill_value") or arg.star for arg in call.args):
+            return None
+        array, index, axis = argument(call, 0, ("a",)), argument(call, 1, ("indices",)), argument(call, 2, ("axis",))
+        shape = self.array_shape(array) if array is not None else None
+        indices = literal_ints(index) if isinstance(index, (cst.Integer, cst.UnaryOperation)) else None
+        if shape is None or indices is None or index is None:
+            return None
+        if axis is None or isinstance(axis, cst.Name) and axis.value == "None":
+            axis_number, length = 0, prod(shape)
+        else:
+            axes = literal_ints(axis)
+            if axes is None or len(axes) != 1 or not -len(shape) <= axes[0] < len(shape):
+                return None
+            axis_number = axes[0] % len(shape)
+            length = shape[axis_number]
+        return None if -length <= indices[0] < length else OutOfBounds(index, indices[0], axis_number, length)
 
     def attribute_change(self, node: cst.Attribute, reader: str | None) -> cst.CSTNode | None:
         """A store that can change what traced code (function `reader`) read through `node` after the trace

@@ -156,7 +156,8 @@ class OutOfBounds:
     (JAX wraps a negative index once, then clamps reads and drops writes), or for a slice (`slice` True)
     a start at or past the end, `index >= length`, which selects nothing."""
 
-    node: cst.SubscriptElement
+    node: cst.CSTNode
+    """The subscript element, or the index argument of `jnp.take`."""
     index: int
     axis: int
     length: int

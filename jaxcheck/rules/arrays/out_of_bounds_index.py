@@ -8,6 +8,7 @@ from jaxcheck.analyzer import codegen
 from jaxcheck.analyzer.rule import Invalid, Rule, RuleContext, Valid
 from jaxcheck.analyzer.semantics import OutOfBounds
 from jaxcheck.analyzer.semantics.jax_api import AT_METHODS
+from jaxcheck.analyzer.semantics.syntax import argument
 
 _DELIBERATE = frozenset({"mode", "fill_value"})
 """`.at[...]` keywords that choose what happens out of bounds: the author has decided."""
@@ -17,8 +18,8 @@ class OutOfBoundsIndex(Rule):
     """
     ## What it does
     Finds a constant index out of range on an array whose shape is certain: read (`x[7]`,
-    `x[1, 9]`, `x.at[7].get()`) or updated with `.at[7].set(v)` (and `.add`, `.multiply`, ...) in the
-    default mode. The shape is certain when the array is built from literals on every path to the index:
+    `x[1, 9]`, `x.at[7].get()`, `jnp.take(x, 7)`) or updated with `.at[7].set(v)` (and `.add`,
+    `.multiply`, ...) in the default mode. The shape is certain when the array is built from literals on every path to the index:
     `jnp.zeros((5,))`, `jnp.ones`/`empty`/`full`, `jnp.arange(5)`, `jnp.array([...])` of a literal list,
     `jnp.eye(3)`, `jax.random.normal(key, (5,))`, `.reshape(2, -1)` and `jnp.zeros_like` of those,
     elementwise arithmetic and `.at[]` updates of those. Negative indices count: JAX wraps them once, so
@@ -65,6 +66,9 @@ class OutOfBoundsIndex(Rule):
     summary = "a constant index out of range of an array of known shape: JAX clamps reads and drops `.at[]` writes"
 
     VALID = (
+        # In range, or with the out-of-range behaviour chosen.
+        Valid("import jax.numpy as jnp\ndef f():\n    y = jnp.zeros((2, 3))\n"
+              "    return jnp.take(y, 5), jnp.take(y, -6), jnp.take(y, 7, mode='clip'), jnp.take(y, 9, fill_value=0)\n"),
         # Unknown shapes: a parameter, a shape from a variable, a call result.
         Valid("import jax\n@jax.jit\ndef f(x):\n    return x[7]\n"),
         Valid("import jax.numpy as jnp\ndef f(n):\n    x = jnp.zeros(n)\n    return x[7]\n"),
@@ -98,6 +102,11 @@ class OutOfBoundsIndex(Rule):
         Valid("import jax.numpy as jnp\nx = jnp.zeros(5)\nx[7] = 1\n"),
     )
     INVALID = (
+        # `jnp.take` out of range fills with NaN by default, silently.
+        Invalid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    y = jnp.zeros(4)\n"
+                "    return x + jnp.take(y, 7)\n", 6, 28, "`jnp.take` fills"),
+        Invalid("import jax.numpy as jnp\ndef f():\n    y = jnp.ones((2, 3))\n    return jnp.take(y, 3, axis=1)\n",
+                4, 24, "for axis 1"),
         Invalid("import jax.numpy as jnp\nx = jnp.zeros((5,))\ny = x[7]\n", 3, 7, "clamps"),
         Invalid("import jax.numpy as jnp\nx = jnp.arange(5)\ny = x[-6]\n", 3, 7, "reads index 0"),
         Invalid("import jax.numpy as jnp\nx = jnp.ones((2, 3))\ny = x[1, 9]\n", 3, 10, "axis 1"),
@@ -145,6 +154,16 @@ class OutOfBoundsIndex(Rule):
                 return
 
     def visit_Call(self, node: cst.Call) -> None:
+        taken = self.model.taken_out_of_bounds(node)
+        if taken is not None:
+            axis = argument(node, 2, ("axis",))
+            flattened = axis is None or isinstance(axis, cst.Name) and axis.value == "None"
+            where = "of the flattened array" if flattened else f"for axis {taken.axis}"
+            self.report(taken.node, f"index {taken.index} is out of bounds {where} with size {taken.length}: "
+                                    "`jnp.take` fills the read with NaN (an extreme value for integers) and raises "
+                                    "nothing; use an index in range, or pass `mode=`/`fill_value=` if out-of-range "
+                                    "reads are intended")
+            return
         array = self.model.functional_update(node)
         if array is None or not isinstance(node.func, cst.Attribute) or not isinstance(node.func.value, cst.Subscript):
             return
