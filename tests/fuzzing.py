@@ -5,13 +5,27 @@ tests (`test_fuzz.py`) and the long run (`bench/fuzz.py`).
 The contract checked on every program: the engine with every rule enabled raises nothing and reports no
 error, only findings or JAX001, each inside the file; and the safe fixes of those findings give code
 that parses, that a second round does not change, and that shows none of the fixed findings again.
+
+Through the command line (:func:`check_through_cli`, programs written as files and fixed in batches by
+`python -m jaxcheck check --fix`): no traceback, only one-line file errors that are not internal errors,
+exit code 0, 1 or 2 (2 only with a file error), no file checked and fixed twice in over 10 s, every
+changed file compiles, and a second `--fix` changes nothing.
 """
 
 from __future__ import annotations
 
 import ast
+import difflib
+import functools
 import os
+import subprocess
+import sys
+import tempfile
 import textwrap
+import time
+import warnings
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from hypothesis import strategies as st
@@ -141,3 +155,201 @@ def grammar_programs() -> st.SearchStrategy[str]:
     import hypothesmith
 
     return hypothesmith.from_grammar()
+
+
+FIX_BAITS = (
+    "x.at[0].set(1)",
+    "_tree = jax.tree_map(abs, x)",
+    "from jax import tree_map",
+    "_zeros = jnp.zeros(3); _zeros[0] = 1",
+    "_kept = 1  # noqa: JAX101",
+)
+"""Statements with safe fixes under `traced` (JAX202, JAX601, JAX201, JAX002): grammar-generated code
+alone has almost none, so `--fix` would rarely write anything."""
+
+
+@st.composite
+def with_fix_baits(draw: st.DrawFn, program: str) -> str:
+    """`program` under jit (:func:`traced`) with one to three of `FIX_BAITS` inserted at drawn lines of
+    the function body, each indented as the line it precedes."""
+    lines = traced(program).split("\n")
+    body = TRACED_PRELUDE.count("\n")
+    for _ in range(draw(st.integers(1, 3))):
+        index = draw(st.integers(body, len(lines) - 1))
+        line = lines[index]
+        indent = line[: len(line) - len(line.lstrip(" \t"))] or "    "
+        lines.insert(index, indent + draw(st.sampled_from(FIX_BAITS)))
+    return "\n".join(lines)
+
+
+CLI = (sys.executable, "-m", "jaxcheck", "check", "--no-cache", "--isolated", "--fix", "--select", "ALL", "-j", "1")
+"""The command each batch goes through (its folder appended), run from this checkout."""
+HANG_SECONDS = 10.0
+"""A run on one file that takes longer than this beyond start-up hangs; a batch's run that does has
+its files run one at a time."""
+KILL_SECONDS = 60.0
+"""One file's runs are stopped after this long; a batch's after this plus 2 s per file."""
+INTERNAL_ERRORS = ("internal error:", "rule JAX")
+"""File errors that are jaxcheck failing (`rule JAX123 (name) failed: ...`), not the file."""
+
+
+@dataclass(frozen=True, slots=True)
+class CliFailure:
+    """A broken promise: `name` is the program's (file stem), or '' when only the whole batch shows it."""
+
+    name: str
+    kind: str
+    detail: str
+
+
+@dataclass(slots=True)
+class CliOutcome:
+    """What a batch showed: failures, the one-line file errors and notes by their first words (not
+    failures), and its time."""
+
+    failures: list[CliFailure] = field(default_factory=list)
+    messages: Counter[str] = field(default_factory=Counter)
+    fixed: int = 0
+    """Files the first `--fix` changed."""
+    seconds: float = 0.0
+    singled_out: bool = False
+    """True when the batch was slow or failed as a whole, and each file was run on its own."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    code: int | None  # None: stopped at the time limit
+    stderr: str
+    seconds: float
+
+
+def _cli(folder: Path, timeout: float) -> _Run:
+    environment = {**os.environ, "PYTHONPATH": str(REPOSITORY)}
+    started = time.perf_counter()
+    try:
+        done = subprocess.run([*CLI, str(folder)], cwd=REPOSITORY, env=environment, capture_output=True,
+                              timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return _Run(None, "", time.perf_counter() - started)
+    return _Run(done.returncode, done.stderr.decode(errors="replace"), time.perf_counter() - started)
+
+
+@functools.cache
+def startup_seconds() -> float:
+    """The time the command takes on one empty file (interpreter and imports), measured once."""
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "empty.py").write_bytes(b"")
+        return min(_cli(Path(folder), KILL_SECONDS).seconds for _ in range(3))
+
+
+def compiles(data: bytes) -> bool:
+    """Whether the running Python compiles `data` (a module's bytes, in its declared encoding)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            compile(data, "<fuzzed>", "exec", dont_inherit=True)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+    return True
+
+
+def _run_failures(run: _Run, names: set[str], outcome: CliOutcome) -> list[CliFailure]:
+    """The failures one run's stderr and exit code show; one-line file errors and notes are counted in
+    `outcome.messages`."""
+    if run.code is None:
+        return [CliFailure("", "hang", f"stopped after {run.seconds:.0f} s")]
+    if "Traceback (most recent call last)" in run.stderr:
+        return [CliFailure("", "traceback", run.stderr[-4000:])]
+    failures, errors = [], 0
+    for line in run.stderr.splitlines():
+        path, separator, message = line.partition(": error: ")
+        name = Path(path).stem
+        if line.startswith("note: "):
+            outcome.messages[" ".join(line.split()[2:6])] += 1
+        elif not separator or name not in names:
+            failures.append(CliFailure("", "stderr", line))
+        else:
+            errors += 1
+            if message.startswith(INTERNAL_ERRORS):
+                failures.append(CliFailure(name, "internal-error", message))
+            else:
+                outcome.messages[" ".join(message.split()[:4])] += 1
+    if run.code not in (0, 1, 2) or (run.code == 2) != (errors > 0):
+        failures.append(CliFailure("", "exit", f"exit code {run.code} with {errors} file errors"))
+    return failures
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def check_through_cli(programs: dict[str, str], folder: Path) -> CliOutcome:
+    """Write `programs` (file stem to text) into `folder` (emptied of files first), run :data:`CLI` on
+    it twice, and return what broke the contract above. A batch that is slow (a run over
+    :data:`HANG_SECONDS` beyond start-up) or fails as a whole is run again one file at a time to find
+    the culprit."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.iterdir():
+        stale.unlink()
+    paths = {name: folder / f"{name}.py" for name in programs}
+    for name, text in programs.items():
+        paths[name].write_text(text, encoding="utf-8", errors="surrogateescape", newline="")
+    originals = {name: path.read_bytes() for name, path in paths.items()}
+    single = len(programs) == 1
+    timeout = KILL_SECONDS if single else KILL_SECONDS + 2 * len(programs)
+    outcome = CliOutcome()
+    runs = [_cli(folder, timeout)]
+    fixed = {name: _read(path) for name, path in paths.items()}
+    if runs[0].code is not None:
+        runs.append(_cli(folder, timeout))
+    again = {name: _read(path) for name, path in paths.items()}
+    outcome.seconds = sum(run.seconds for run in runs)
+    failures = [failure for run in runs for failure in _run_failures(run, set(programs), outcome)]
+    slowest = max(run.seconds for run in runs) - startup_seconds()  # a stopped run is already a failure
+    for name in programs:
+        failures += _file_failures(name, originals[name], fixed[name], again[name])
+    outcome.fixed = sum(fixed[name] != originals[name] for name in programs)
+    if single:
+        if slowest > HANG_SECONDS and runs[-1].code is not None:
+            failures.append(CliFailure("", "hang", f"a run took {slowest:.1f} s beyond start-up"))
+        outcome.failures = [CliFailure(failure.name or next(iter(programs)), failure.kind, failure.detail)
+                            for failure in failures]
+        return outcome
+    if slowest > HANG_SECONDS or any(not failure.name for failure in failures):
+        return _one_by_one(programs, folder, failures, outcome.seconds)
+    outcome.failures = failures
+    return outcome
+
+
+def _file_failures(name: str, original: bytes, fixed: bytes | None, again: bytes | None) -> list[CliFailure]:
+    if fixed is None or again is None:
+        return [CliFailure(name, "file-lost", "the file is gone after --fix")]
+    failures = []
+    if fixed != original and not compiles(fixed):
+        was = "compiled" if compiles(original) else "did not compile either"
+        failures.append(CliFailure(name, "unparsable-fix", f"the fixed file does not compile (the original {was})"))
+    if again != fixed:
+        diff = difflib.unified_diff(fixed.decode(errors="replace").splitlines(), again.decode(errors="replace").splitlines(),
+                                    "after the first --fix", "after the second", lineterm="")
+        failures.append(CliFailure(name, "not-idempotent", "\n".join(diff)[:4000]))
+    return failures
+
+
+def _one_by_one(programs: dict[str, str], folder: Path, batch: list[CliFailure], seconds: float) -> CliOutcome:
+    """Run each program on its own. The batch's named failures are kept, and so are its unnamed ones
+    of a kind no single file shows (found only among other files: '' names the batch)."""
+    outcome = CliOutcome(seconds=seconds, singled_out=True)
+    for name, text in programs.items():
+        alone = check_through_cli({name: text}, folder)
+        outcome.failures += alone.failures
+        outcome.messages += alone.messages
+        outcome.fixed += alone.fixed
+        outcome.seconds += alone.seconds
+    found = {(failure.name, failure.kind) for failure in outcome.failures}
+    kinds = {failure.kind for failure in outcome.failures}
+    outcome.failures += [failure for failure in batch if (failure.name, failure.kind) not in found
+                         and (failure.name or failure.kind not in kinds)]
+    return outcome
