@@ -202,10 +202,12 @@ class InterpreterCore(TraceRootReader, ObjectReader, GuardReader, ReferenceReade
 
     @property
     def function_key(self) -> str:
+        """The key of the function (or module) whose code is being read."""
         return self.scope.function_scope().key
 
     @property
     def in_function(self) -> bool:
+        """Whether the code being read is a function's body (not module-level code)."""
         return self.scope.function_scope().kind is ScopeKind.FUNCTION
 
     @property
@@ -220,6 +222,7 @@ class InterpreterCore(TraceRootReader, ObjectReader, GuardReader, ReferenceReade
 
     @contextmanager
     def _in_loop(self, node: cst.CSTNode) -> Iterator[None]:
+        """Inside the loop (or comprehension) `node`: its id on the loop stack, its header's names noted."""
         if isinstance(node, cst.For):
             self._loop_targets[id(node)] = frozenset(target_names(node.target))
         self._loops.append(id(node))
