@@ -559,6 +559,9 @@ def run() -> None:
         _abort(EXIT_INTERRUPTED, "interrupted")
     except _Terminated:
         _abort(EXIT_TERMINATED, "terminated")
+    except BrokenPipeError:  # `jaxcheck config | head`: the reader left; nothing more to say, no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (as the Python docs advise)
+        raise SystemExit(EXIT_ERROR) from None
     else:
         raise SystemExit(code)
     raise_as_python(program)

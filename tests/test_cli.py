@@ -359,3 +359,22 @@ def test_bad_config_has_plain_words_and_did_you_mean(capsys, buggy: Path):
 def test_new_formats_run_from_the_cli(capsys, buggy: Path, form: str):
     code, out, _ = run(capsys, "check", str(buggy), "--format", form)
     assert code == 1 and "JAX301" in out
+
+
+
+def test_a_reader_that_stops_early_ends_the_run_quietly(monkeypatch, capsys):
+    """`jaxcheck config | head -1`: writing to a pipe whose reader has left raises BrokenPipeError; the run
+    ends with exit status 2 and no traceback (stdout is pointed at /dev/null, as the Python docs advise)."""
+    import os
+
+    from jaxcheck import cli
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has left: every write fails with EPIPE
+    stdout = open(write_end, "w", buffering=1)
+    monkeypatch.setattr(sys, "stdout", stdout)
+    monkeypatch.setattr(sys, "argv", ["jaxcheck", "config"])
+    with pytest.raises(SystemExit) as ended:
+        cli.run()
+    assert ended.value.code == 2
+    assert "Traceback" not in capsys.readouterr().err

@@ -79,3 +79,19 @@ def test_readme_workflow_uses_the_action_and_pre_commit_pins_nothing_missing():
     assert "uses: jaxcheck/jaxcheck@" in readme
     assert "rev: v0.1.0" not in readme  # no such tag exists
     assert "pip install jaxcheck\n" not in readme and "pip install jaxcheck`" not in readme  # not on PyPI yet
+
+
+def test_the_readme_sample_output_is_what_a_run_on_the_examples_prints():
+    """The console sample at the top of the README: its finding lines and summary come from a real run."""
+    import subprocess
+
+    from conftest import checkout_environment
+
+    readme = (ROOT / "README.md").read_text()
+    sample = re.search(r"```console\n\$ jaxcheck check --format concise examples/\n(.*?)```", readme, re.S)
+    assert sample is not None
+    shown = [line for line in sample.group(1).splitlines() if line != "..."]
+    run = subprocess.run([sys.executable, "-m", "jaxcheck", "check", "--format", "concise", "examples/"], cwd=ROOT,
+                         capture_output=True, text=True, env=checkout_environment(), check=False)
+    printed = run.stdout.splitlines()
+    assert shown[:3] == printed[:3] and shown[-2:] == printed[-2:], (shown, printed[:3], printed[-2:])
