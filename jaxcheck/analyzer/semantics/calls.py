@@ -38,6 +38,9 @@ class CallInterpreter(TransformCallReader):
     """Values calls (see the module docstring)."""
 
     def _call(self, node: cst.CSTNode) -> Value:
+        """The value of a call, in order: the callee and the arguments are read (the collectors hear of it
+        before and after); a transform traces its target; the call table values a library call; a method,
+        a function of this module or of the project becomes a call edge; anything else is opaque."""
         assert isinstance(node, cst.Call)
         early_args: list[Value] | None = None
         self._called_names.add(id(node.func))
