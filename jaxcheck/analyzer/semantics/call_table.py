@@ -47,6 +47,9 @@ class Returns(Enum):
     KEY_TAKING_LAYER = auto()
     """A library layer taking its PRNG key per call (`eqx.nn.Dropout(0.5)`), when the library is not the
     project's own."""
+    REPLACED_COPY = auto()
+    """A copy of its first argument with fields replaced (`dataclasses.replace(state, step=s)`): of that
+    object's class when it is known, holding what it and the new values hold."""
     NUMPY_ARRAY = auto()
     """A NumPy function returning an array: a concrete NumPy array when its arguments depend on nothing
     traced, else nothing known."""
@@ -85,6 +88,10 @@ _ELEMENTWISE_BUILTINS = frozenset(
 )
 _CONTAINER_BUILTINS = frozenset(f"builtins.{n}" for n in ("list", "tuple", "sorted", "dict", "set", "frozenset"))
 _SET_BUILTINS = frozenset({"builtins.set", "builtins.frozenset"})
+
+
+def _replaced_copy(name: str) -> CallSemantics | None:
+    return CallSemantics(Returns.REPLACED_COPY) if name in jax_api.KEY_STORING_CALLS else None
 
 
 def _python_value(name: str) -> CallSemantics | None:
@@ -141,7 +148,7 @@ def _numpy_array(name: str) -> CallSemantics | None:
 
 _PRECEDENCE: tuple[Callable[[str], CallSemantics | None], ...] = (
     _python_value, _lax_bodies, _key_taking_layer, _object, _passes_array, _stops_gradient, _array_operation,
-    _builtin, _numpy_array,
+    _builtin, _numpy_array, _replaced_copy,
 )
 """The readings of a name, most specific first (`lax.axis_index_size` is a Python value before it is an
 array operation; `lax.stop_gradient` stops gradients before it is an array operation)."""

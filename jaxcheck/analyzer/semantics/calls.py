@@ -180,6 +180,8 @@ class CallInterpreter(TransformCallReader):
             case Returns.CONTAINER:
                 fields = structure.keyword_fields(node.args, args) if name == "builtins.dict" else None
                 return Value(combine(args).deps, semantics.flags, fields=fields)
+            case Returns.REPLACED_COPY:
+                return _replaced_copy(args[0], args[1:]) if args and args[0].instance is not None else _opaque(args)
             case Returns.NUMPY_ARRAY:
                 return UNKNOWN if combine(args).deps else Value(NO_DEPS, NUMPY_ARRAY)  # `np.eye(4)`: concrete
 
@@ -198,8 +200,10 @@ class CallInterpreter(TransformCallReader):
             return replace(result, shape=shape) if shape is not None and result.flags & JAX_ARRAY else result
         if receiver.flags & FILESYSTEM_PATH and attr in _PATH_METHODS:
             return Value(NO_DEPS, FILESYSTEM_PATH)
+        if attr in jax_api.STORING_METHODS and receiver.instance is not None:
+            return _replaced_copy(receiver, args)  # `state.replace(step=s)` of a class of this module
         if attr not in jax_api.CONCRETE_METHODS and attr not in jax_api.STRUCTURE_METHODS:
-            return _opaque([receiver, *args])  # `net.apply(w, x)`, `state.replace(step=s)`
+            return _opaque([receiver, *args])  # `net.apply(w, x)`, `opt_state.replace(step=s)`
         return UNKNOWN
 
     def _certain_shape(self, node: cst.BaseExpression) -> tuple[int, ...] | None:
@@ -341,3 +345,10 @@ def _opaque(values: list[Value]) -> Value:
     """The result of a call the model cannot see into, given `values`: it holds a tracer when they do."""
     deps = combine(values).deps
     return Value(frozenset({OpaqueDep(deps)})) if deps else UNKNOWN
+
+
+def _replaced_copy(original: Value, replacements: Sequence[Value]) -> Value:
+    """A copy of an object of a known class with fields replaced (`state.replace(step=s)`,
+    `dataclasses.replace(state, step=s)`): the same class, holding what the original and the new values
+    hold."""
+    return Value(combine((original, *replacements)).deps, instance=original.instance)

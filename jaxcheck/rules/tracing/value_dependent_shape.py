@@ -133,6 +133,10 @@ class ValueDependentShape(Rule):
         Valid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return x.reshape(-1, x.shape[-1])\n"),
     )
     INVALID = (
+        # A copy with fields replaced keeps its class: its array fields are still traced.
+        Invalid("import jax\nfrom flax import struct\n@struct.dataclass\nclass State:\n    x: jax.Array\n@jax.jit\n"
+                "def step(state: State):\n    state = state.replace(x=state.x + 1)\n    return state.x[state.x > 0]\n",
+                9, 20, "boolean mask"),
         Invalid("import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    d = {'n': 3, 'h': x}\n"
                 "    d['n'] = jnp.sum(x).astype(int)\n    return jnp.zeros(d['n'])\n", 7, 22),
         Invalid("import jax\nimport jax.numpy as jnp\nTABLE = jnp.arange(8)\ndef live():\n"
