@@ -582,7 +582,8 @@ class SemanticModel:
         indices = literal_ints(index) if isinstance(index, (cst.Integer, cst.UnaryOperation)) else None
         if shape is None or indices is None or index is None:
             return None
-        if axis is None or isinstance(axis, cst.Name) and axis.value == "None":
+        flattened = axis is None or isinstance(axis, cst.Name) and axis.value == "None"
+        if axis is None or flattened:
             axis_number, length = 0, prod(shape)
         else:
             axes = literal_ints(axis)
@@ -590,7 +591,8 @@ class SemanticModel:
                 return None
             axis_number = axes[0] % len(shape)
             length = shape[axis_number]
-        return None if -length <= indices[0] < length else OutOfBounds(index, indices[0], axis_number, length)
+        return None if -length <= indices[0] < length else \
+            OutOfBounds(index, indices[0], axis_number, length, flattened=flattened)
 
     def attribute_change(self, node: cst.Attribute, reader: str | None) -> cst.CSTNode | None:
         """A store that can change what traced code (function `reader`) read through `node` after the trace

@@ -162,6 +162,8 @@ class OutOfBounds:
     axis: int
     length: int
     slice: bool = False
+    flattened: bool = False
+    """The index is into the flattened array (`jnp.take` without an axis): `length` is its size."""
 
 
 def out_of_bounds(shape: Shape, elements: Sequence[cst.SubscriptElement]) -> list[OutOfBounds]:

@@ -8,7 +8,6 @@ from jaxcheck.analyzer import codegen
 from jaxcheck.analyzer.rule import Invalid, Rule, RuleContext, Valid
 from jaxcheck.analyzer.semantics import OutOfBounds
 from jaxcheck.analyzer.semantics.jax_api import AT_METHODS
-from jaxcheck.analyzer.semantics.syntax import argument
 
 _DELIBERATE = frozenset({"mode", "fill_value"})
 """`.at[...]` keywords that choose what happens out of bounds: the author has decided."""
@@ -156,9 +155,7 @@ class OutOfBoundsIndex(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         taken = self.model.taken_out_of_bounds(node)
         if taken is not None:
-            axis = argument(node, 2, ("axis",))
-            flattened = axis is None or isinstance(axis, cst.Name) and axis.value == "None"
-            where = "of the flattened array" if flattened else f"for axis {taken.axis}"
+            where = "of the flattened array" if taken.flattened else f"for axis {taken.axis}"
             self.report(taken.node, f"index {taken.index} is out of bounds {where} with size {taken.length}: "
                                     "`jnp.take` fills the read with NaN (an extreme value for integers) and raises "
                                     "nothing; use an index in range, or pass `mode=`/`fill_value=` if out-of-range "
