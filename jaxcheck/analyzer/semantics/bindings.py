@@ -102,7 +102,7 @@ class BindingHistory:
             if assignment.order <= after:
                 continue
             rebinding = bool(assignment.loops) or any(
-                not _alternatives(earlier.branches, assignment.branches) for earlier in assignments[:index]
+                not alternatives(earlier.branches, assignment.branches) for earlier in assignments[:index]
             )
             if rebinding:
                 changes.append(ChangeSite(assignment.node, ChangeKind.REBOUND, assignment.order, scope, assignment.loops))
@@ -123,8 +123,9 @@ class BindingHistory:
         return self._origins.get((scope, name))
 
 
-def _alternatives(first: tuple[Branch, ...], second: tuple[Branch, ...]) -> bool:
-    """True when two assignments sit in different alternatives of one branching statement."""
+def alternatives(first: tuple[Branch, ...], second: tuple[Branch, ...]) -> bool:
+    """True when two statements (by their branch paths, outermost first) sit in different alternatives of
+    one branching statement or expression: no run reaches both."""
     for (node_a, index_a), (node_b, index_b) in zip(first, second):
         if node_a != node_b:
             return False

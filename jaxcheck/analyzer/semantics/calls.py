@@ -14,7 +14,7 @@ from dataclasses import replace
 import libcst as cst
 
 from jaxcheck.analyzer.semantics import shapes
-from jaxcheck.analyzer.semantics.bindings import MUTATING_METHODS
+from jaxcheck.analyzer.semantics.bindings import MUTATING_METHODS, alternatives
 from jaxcheck.analyzer.semantics.call_table import CallSemantics, Returns, call_semantics
 from jaxcheck.analyzer.semantics.interpreter import EXTERNAL_PREFIXES, array_valued
 import jaxcheck.analyzer.semantics.jax_api as jax_api
@@ -320,6 +320,12 @@ class CallInterpreter(TransformCallReader):
         self._call_event(node, callee)
         if any(loop not in self.records.configuration_loops for loop in self._loops):
             self.repeated_calls.add(callee)
+        sites = self._call_sites.setdefault((caller, callee), {})
+        if id(node) not in sites:  # a loop body is read twice: each site counts once
+            path = tuple(self._branches)
+            if any(not alternatives(path, other) for other in sites.values()):
+                self.repeated_calls.add(callee)  # `a = f(x); b = f(y)`: one run of the caller runs it twice
+            sites[id(node)] = path
         self._add_edge(node, CallEdge(caller, callee, arguments))
         return arguments
 

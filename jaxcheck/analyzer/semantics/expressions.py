@@ -195,7 +195,12 @@ class ExpressionInterpreter(CallInterpreter):
         assert isinstance(node, cst.IfExp)
         self._eval(node.test)
         concrete_if_true, concrete_if_false = self._isinstance_narrowing(node.test)
-        return self._eval_narrowed(node.body, concrete_if_true).joined(self._eval_narrowed(node.orelse, concrete_if_false))
+        self._branches.append((id(node), 0))
+        body = self._eval_narrowed(node.body, concrete_if_true)
+        self._branches[-1] = (id(node), 1)
+        orelse = self._eval_narrowed(node.orelse, concrete_if_false)
+        self._branches.pop()
+        return body.joined(orelse)
 
     def _sequence(self, node: cst.CSTNode) -> Value:
         assert isinstance(node, (cst.Tuple, cst.List, cst.Set))

@@ -90,6 +90,9 @@ class InterpreterCore(TraceRootReader, ObjectReader, GuardReader, ReferenceReade
         self.root_sites: dict[tuple[str, TraceSpec], tuple[cst.CSTNode, bool]] = {}
         self._root_site: tuple[cst.CSTNode, bool] | None = None
         self.repeated_calls: set[str] = set()
+        """Callees called inside a loop, or at two sites of one caller that one run can both reach."""
+        self._call_sites: dict[tuple[str, str], dict[int, tuple[tuple[int, int], ...]]] = {}
+        """(caller, callee) -> the branch path (see `_branches`) of each call site, by node id."""
         self.enables_x64 = False
         self._transform_results: set[tuple[str, str]] = set()
         """(code scope, name) pairs bound to a transform's result (`step = jax.jit(f)`), whatever `f` is."""

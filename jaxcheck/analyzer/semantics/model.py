@@ -725,7 +725,7 @@ class SemanticModel:
             per_call = trace is not None and trace.cached and trace.direct and self.runs_repeatedly(scope)
             return find_key_reuses(body, parameters, self.call_name, self._ignores_argument, per_item,
                                    bool(applied & jax_api.PER_ITEM_TRANSFORMS), per_call, carry, self._receives_key,
-                                   self._property_paths(scope, parameters))
+                                   self._property_paths(scope, parameters), returns_to_caller=trace is not None)
         if scope in self._scopes_calling_drawers():  # no `jax.random` call here: only helpers that draw count
             return find_key_reuses(body, parameters, self.call_name, self._draws_nothing,
                                    receives_key=self._receives_key, fresh_attributes=self._property_paths(scope, parameters))

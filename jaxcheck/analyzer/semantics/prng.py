@@ -34,7 +34,7 @@ IgnoresArgument = Callable[[cst.Call, Optional[int], Optional[str]], bool]
 ReceivesKey = Callable[[cst.Call, Optional[int], Optional[str]], bool]
 """Whether a call's callee draws from the argument at this position (or keyword): a project function
 that hands that parameter to `jax.random`, or a library callable's `key=`. The argument is then a key."""
-ReuseKind = Literal["again", "loop", "reseeded", "per_item", "per_call", "captured", "carried"]
+ReuseKind = Literal["again", "loop", "reseeded", "per_item", "per_call", "captured", "carried", "returned"]
 CarryShape = Literal["all", "first"]
 """What a lax loop body returns as its carry: all of it (`fori_loop`, `while_loop`) or the first element
 of the returned pair (`scan`)."""
@@ -48,9 +48,10 @@ class KeyReuse:
     that creates it), or "per_item" (in a function run once per example or loop step, a key created from
     a seed that is the same every time is drawn from; `first` is the creating call), "per_call" (the
     same in a compiled function called repeatedly: each call draws the same bits), "captured" (such a
-    function draws from a key it does not bind; `first` is the same call) or "carried" (a lax loop body
+    function draws from a key it does not bind; `first` is the same call), "carried" (a lax loop body
     returns in its carry a key it consumed, unchanged: the next step draws the same bits; `first` is the
-    return statement)."""
+    return statement) or "returned" (the same for a traced function returning a key it received and
+    consumed: its caller gets back a key whose bits are spent)."""
 
     node: cst.Call
     key: str
@@ -194,13 +195,14 @@ def find_key_reuses(body: Sequence[cst.CSTNode], parameters: Iterable[str], call
                     ignores_argument: IgnoresArgument, per_item: bool = False, item_root: bool = False,
                     per_call: bool = False,
                     carry: CarryShape | None = None, receives_key: ReceivesKey | None = None,
-                    fresh_attributes: frozenset[str] = frozenset()) -> list[KeyReuse]:
+                    fresh_attributes: frozenset[str] = frozenset(), returns_to_caller: bool = False) -> list[KeyReuse]:
     """The key reuses in a function body (or module) `body` whose parameters are `parameters`; with
     `per_item` (the function runs once per example of a `vmap` or per step of a `lax` loop), a key seeded
     with what no run changes (literals, names the function does not bind) is shared by all of them; so it
     is with `per_call` (the function's compiled program runs on each of repeated calls). With
     `item_root` (the function is itself the one vmapped or looped), so is a key it captures from outside;
-    with `carry` (it is a lax loop body), a consumed key returned in the carry is drawn again next step.
+    with `carry` (it is a lax loop body), a consumed key returned in the carry is drawn again next step;
+    with `returns_to_caller` (it is traced), a consumed key it returns is drawn again by its caller.
     Keys are the key-like parameters and the names the body draws from or hands to a drawing callee
     (`receives_key`); `fresh_attributes` (`self.rng` of a `@property`) give a new value on each read."""
     evidence = _Evidence(call_name, receives_key)
@@ -218,6 +220,7 @@ def find_key_reuses(body: Sequence[cst.CSTNode], parameters: Iterable[str], call
         analysis.batch_bound = frozenset(bound)
         analysis.captures_shared = item_root
     analysis.carry = carry
+    analysis.returns_to_caller = returns_to_caller
     analysis.per_call = per_call and not per_item
     analysis.block(body, {name: _FRESH for name in keys})
     return list(analysis.reports.values())
@@ -246,6 +249,7 @@ class _Analysis:
         """Draws whose result each run indexes by a value of its own (`split(key, n)[i]`)."""
         """The function is itself run once per example or step: keys it does not bind are shared."""
         self.carry: CarryShape | None = None
+        self.returns_to_caller = False
         self.tables: frozenset[str] = frozenset()
         """Names whose string-keyed items are keys (`rngs["noise"]`), each item tracked on its own."""
         self.attributes: frozenset[str] = frozenset()
@@ -297,7 +301,7 @@ class _Analysis:
             return state
         if isinstance(node, (cst.Return, cst.Raise)):
             self.children(node, state)
-            if isinstance(node, cst.Return) and node.value is not None and self.carry is not None:
+            if isinstance(node, cst.Return) and node.value is not None and (self.carry or self.returns_to_caller):
                 self.returned(node, node.value, state)
             return None
         if isinstance(node, (cst.Break, cst.Continue)):
@@ -577,8 +581,10 @@ class _Analysis:
         state[name] = _Key(key.sites or (id(site),), key.origin)
 
     def returned(self, node: cst.Return, value: cst.BaseExpression, state: dict[str, _Key]) -> None:
-        """A lax loop body returns `value`: a key it received and consumed, returned in its carry, comes
-    back unchanged next step (a key made here, `key, sub = split(key)`, does not)."""
+        """A lax loop body (or a traced function) returns `value`: a key it received and consumed, returned
+        in its carry, comes back unchanged next step (to its caller); a key made here, `key, sub =
+        split(key)`, does not."""
+        kind: ReuseKind = "carried" if self.carry else "returned"
         if self.carry == "first":
             if not (isinstance(value, cst.Tuple) and value.elements):
                 return
@@ -588,7 +594,7 @@ class _Analysis:
             if key is not None and key.sites and not self._repeating() and name not in self.made_here:
                 site = self.nodes[key.sites[0]]
                 if isinstance(site, cst.Call):
-                    self._report(KeyReuse(site, name, node, "carried"))
+                    self._report(KeyReuse(site, name, node, kind))
 
     def _repeating(self) -> _Loop | None:
         """The innermost loop being interpreted that repeats its body."""

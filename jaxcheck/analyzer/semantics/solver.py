@@ -227,8 +227,9 @@ class Solution:
     shortest chain to a root."""
     resolve: _Resolver | None = None
     repeated: set[str] = field(default_factory=set)
-    """Functions evidently run more than once: called inside a loop (module level too), or called by a
-    function that is. A test, `main()` or a constructor called once is not."""
+    """Functions evidently run more than once: called inside a loop (module level too) or at two call sites
+    one run of their caller reaches, or called by a function that is. A test, `main()` or a constructor
+    called once is not."""
     digests: dict[str, str] = field(default_factory=dict)
     """The content digest of each module's file, by path (see :attr:`ModuleSummary.digest`)."""
     x64_enabled: bool = False

@@ -259,7 +259,8 @@ class ModuleSummary:
     edges: tuple[CallEdge, ...] = ()
     exports: dict[str, str] = field(default_factory=dict)
     repeated_calls: frozenset[str] = frozenset()
-    """Callees (function keys or imported qualified names) called inside a loop somewhere in the module."""
+    """Callees (function keys or imported qualified names) called inside a loop somewhere in the module, or
+    twice in one run of a caller (two call sites not in alternative branches)."""
     enables_x64: bool = False
     """The module may turn on 64-bit mode: it names the `jax_enable_x64` option or `JAX_ENABLE_X64` variable
     in a string, or calls `jax.enable_x64`/`jax.experimental.enable_x64`."""

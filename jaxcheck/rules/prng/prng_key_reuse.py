@@ -17,7 +17,8 @@ class PrngKeyReuse(Rule):
     Finds a PRNG key that is consumed twice on some path through a function: two samplers on the
     same key, a use after `jax.random.split(key)` without rebinding `key`, a consumption inside a loop
     of a key that is not re-split in the loop, a key re-created from the same seed in every iteration
-    (or in a compiled function called in a loop), or a key passed to another consumer (a model `init`, a helper) after it was used; and a key that
+    (or in a compiled function called in a loop), or a key passed to another consumer (a model `init`, a helper) after it was used;
+    a traced function (or a `lax` loop body) that returns, unchanged, a key it drew from; and a key that
     `jax.vmap(f, in_axes=(None, ...))` (a call, a decorator, a `functools.partial`) leaves unmapped while
     `f` draws from it: every example draws the same bits. (Not under `pmap`, where replicas initialised
     alike may be the point.) Keys are
@@ -64,6 +65,10 @@ class PrngKeyReuse(Rule):
     summary = "a PRNG key consumed twice: two samplers, use after `split`, or in a loop without re-splitting"
 
     VALID = (
+        # A compiled function that returns the new half of a split, or a key it never drew from.
+        Valid("import jax\n@jax.jit\ndef sample(key, x):\n    key, sub = jax.random.split(key)\n"
+              "    return x + jax.random.normal(sub, x.shape), key\n"),
+        Valid("import jax\n@jax.jit\ndef shift(key, x):\n    return x + 1, key\n"),
         # Called once, a compiled function's fixed seed gives one draw.
         Valid("import jax\n@jax.jit\ndef noisy(x):\n    key = jax.random.PRNGKey(0)\n"
               "    return x + jax.random.normal(key, x.shape)\ndef main(x):\n    return noisy(x)\n"),
@@ -246,6 +251,10 @@ class PrngKeyReuse(Rule):
               "        y = jax.random.normal(key, x.shape) + jax.random.normal(k, x.shape)\n    return y\n"),
     )
     INVALID = (
+        # A compiled function that draws from the key it received and hands it back: the caller's next draw
+        # from it repeats the bits (checked under JAX 0.10.2: the same noise twice).
+        Invalid("import jax\n@jax.jit\ndef sample(key, x):\n    noise = jax.random.normal(key, x.shape)\n"
+                "    return x + noise, key\n", 4, 13, "returned unchanged"),
         # A compiled function called in a loop that makes its key from a fixed seed: the same bits each call.
         Invalid("import jax\n@jax.jit\ndef noisy(x):\n    key = jax.random.PRNGKey(0)\n"
                 "    return x + jax.random.normal(key, x.shape)\ndef train(xs):\n    return [noisy(x) for x in xs]\n",
@@ -455,6 +464,10 @@ class PrngKeyReuse(Rule):
                 message = (f"PRNG key {key} is drawn from here and returned unchanged in the loop carry (line "
                            f"{first_line}), so the next step draws the same random bits; split it and carry the new "
                            "key: `key, sub = jax.random.split(key)`")
+            elif reuse.kind == "returned":
+                message = (f"PRNG key {key} is drawn from here and returned unchanged (line {first_line}), so the "
+                           "caller gets back a key whose bits are spent and its next draw repeats them; split it, "
+                           "draw from the subkey and return the new key: `key, sub = jax.random.split(key)`")
             elif self._folded(reuse.first):
                 message = (f"PRNG key {key} is derived from the same key and data (line {first_line}) in every "
                            "iteration of this loop, so every iteration draws the same random bits; fold in what "
@@ -475,5 +488,6 @@ _FIRST_NOTES = {
     "per_call": "{key} is created from the same seed here",
     "reseeded": "{key} is re-created from the same seed here",
     "carried": "{key} is returned unchanged in the carry here",
+    "returned": "{key} is returned unchanged here",
 }
 """The note at `KeyReuse.first`, per kind (none where `first` is the finding's own call)."""

@@ -24,7 +24,8 @@ class TransformInLoop(Rule):
     `value_and_grad`) applied to a callable that is created anew each time: a lambda, a local `def`,
     a `functools.partial`, another transform's result, or a bound method (`self.step`: reading it makes a
     new bound method each time, even of the same object; `obj.step` of an object made anew), either
-    inside a loop body or inside a function body and called right away. `flax.nnx.jit` keeps its compiled
+    inside a loop body or inside a function body that evidently runs more than once (it is called in a
+    loop, or at two call sites one run of its caller reaches). `flax.nnx.jit` keeps its compiled
     program in the wrapper it returns, so applying it there recompiles even a module-level function.
 
     ## Why is this bad?
@@ -115,6 +116,10 @@ class TransformInLoop(Rule):
         Valid("import jax\ndef run(ws):\n    for w in ws:\n        jax.grad(lambda v: v * w)(w)\n"),
         Valid("import jax\n@jax.jit\ndef step(p):\n    def loss(q):\n        return q * q\n    return jax.grad(loss)(p)\n"),
         # One-shot calls: nothing evidently runs the enclosing function twice.
+        Valid("import jax\ndef step(x):\n    return jax.jit(lambda v: v + 1)(x)\ndef main(x, train):\n"
+              "    if train:\n        return step(x)\n    else:\n        return step(-x)\n"),
+        Valid("import jax\ndef step(x):\n    return jax.jit(lambda v: v + 1)(x)\ndef main(x, train):\n"
+              "    return step(x) if train else step(-x)\n"),
         Valid("import jax\ndef step(x):\n    return jax.jit(lambda v: v + 1)(x)\n"),
         Valid("import jax\ndef main():\n    def inner(v):\n        return v * 2\n    print(jax.jit(inner)(3.0))\n"
               "if __name__ == '__main__':\n    main()\n"),
@@ -154,6 +159,10 @@ class TransformInLoop(Rule):
         Valid("import jax\nfor scale in [2.0]:\n    jax.jit(lambda v: v * scale)(1.0)\n"),
     )
     INVALID = (
+        # A method that pmaps a fresh lambda, called twice by another (checked under JAX 0.10.2: two traces).
+        Invalid("import jax\nclass Buffer:\n    def size(self):\n        return jax.pmap(lambda x: x.sum())(self.buf)\n"
+                "    def report(self):\n        print(self.size())\n        return self.size() > 0\n", 4, 16,
+                "twice in a row"),
         # A fixed list of settings inside a function that runs per item still compiles per item.
         Invalid("import jax\ndef step(x):\n    for c in (1, 2):\n        jax.jit(lambda v, c=c: v * c)(x)\n"
                 "def run(xs):\n    for x in xs:\n        step(x)\n", 4, 9, "runs repeatedly"),
@@ -231,5 +240,6 @@ class TransformInLoop(Rule):
         elif self.model.runs_repeatedly(site.function):
             use = "and called at once " if called else ""
             self.report(node, f"transform applied to {created} {use}in a function that runs repeatedly (it is "
-                              "called in a loop): every call creates a new function, so JAX retraces and "
+                              "called in a loop, or twice in a row): every call creates a new function, so JAX "
+                              "retraces and "
                               "recompiles it each time; apply the transform once at module level")
