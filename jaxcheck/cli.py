@@ -35,6 +35,8 @@ from jaxcheck.analyzer.output import (
 )
 from jaxcheck.analyzer.parallel import terminate_workers
 from jaxcheck.analyzer.progress import ProgressBar
+from jaxcheck.analyzer.notebooks import NotebookError, NotebookIndex, is_notebook, read_notebook
+from jaxcheck.analyzer.output.context import read_notebook_indexes
 from jaxcheck.analyzer.project import ModuleName, common_folder, project_root
 from jaxcheck.analyzer.source import SourceDecodeError, decode_source, source_lines
 from jaxcheck.analyzer.registry import all_rules, resolve_selector, rule_by_code_or_name
@@ -290,14 +292,21 @@ def _check(args: argparse.Namespace) -> int:
     if args.fix or args.fix_only:
         report, fixed = _fix(linter, report, args, cache_dir)
     return _report(report, fixed, args, sys.stdout if args.output_file is None else None,
-                   {display: source_lines(_decoded(data))} if stdin else None)
+                   *(_stdin_views(display, data) if stdin else (None, None)))
 
 
-def _decoded(data: bytes) -> str:
+def _stdin_views(display: str, data: bytes) -> tuple[dict[str, list[str]], dict[str, NotebookIndex]]:
+    """The lines of standard input's text for the output formats, and its cell map when it is a notebook."""
+    if is_notebook(display):
+        try:
+            notebook = read_notebook(data)
+        except NotebookError:
+            return {}, {}
+        return {display: notebook.display_lines()}, {display: notebook.index}
     try:
-        return decode_source(data).text
+        return {display: source_lines(decode_source(data).text)}, {}
     except SourceDecodeError:
-        return ""
+        return {display: [""]}, {}
 
 
 def _check_stdin(linter: Linter, display: str, data: bytes) -> CheckReport:
@@ -311,13 +320,17 @@ def _check_stdin(linter: Linter, display: str, data: bytes) -> CheckReport:
 
 
 def _report(report: CheckReport, fixed: Counter[tuple[str, str]], args: argparse.Namespace,
-            stream: TextIO | None, sources: dict[str, list[str]] | None) -> int:
-    """Print the findings (or statistics) and notes; the exit code."""
+            stream: TextIO | None, sources: dict[str, list[str]] | None,
+            notebooks: dict[str, NotebookIndex] | None = None) -> int:
+    """Print the findings (or statistics) and notes; the exit code. `sources` and `notebooks` (None:
+    read from the files) are the checked text's lines and cell maps."""
+    paths = {path for d in report.diagnostics for path in (d.path, *map(d.related_path, d.related))}
     context = OutputContext(
         sources=sources if sources is not None else
         read_sources(d.path for d in report.diagnostics) if args.format in NEEDS_SOURCES else {},
         color=stream is not None and _use_color(stream), unsafe_fixes=args.unsafe_fixes,
         fixed=sum(fixed.values()), summary=not args.quiet,
+        notebooks=notebooks if notebooks is not None else read_notebook_indexes(paths),
     )
     if args.statistics:
         text = _statistics(report.diagnostics, context, args.format)
@@ -422,15 +435,23 @@ def _add_noqa(linter: Linter, report: CheckReport, stdin: bool) -> int:
 def _fix_stdin(linter: Linter, report: CheckReport, display: str, data: bytes, args: argparse.Namespace) -> int:
     """`--fix`/`--fix-only`/`--diff` on standard input: the fixed source (or the diff) on stdout, the
     findings that are left on stderr, as ruff does."""
-    from jaxcheck.analyzer.autofix import fix_source  # loads LibCST: only when fixing
+    from jaxcheck.analyzer.autofix import FileFix, encoder, fix_source  # loads LibCST: only when fixing
 
     try:
-        decoded = decode_source(data)
-    except SourceDecodeError:
-        sys.stdout.write(data.decode("utf-8", "surrogateescape"))
-        return _report(report, Counter(), args, sys.stderr, {})
-    result = fix_source(Path(display), decoded.text, report.diagnostics, args.unsafe_fixes,
-                        lambda text: _check_stdin(linter, display, text.encode(decoded.encoding)).diagnostics)
+        notebook = read_notebook(data) if is_notebook(display) else None
+        text = notebook.text if notebook is not None else decode_source(data).text
+    except (SourceDecodeError, NotebookError):
+        sys.stdout.buffer.write(data)
+        return _report(report, Counter(), args, sys.stderr, {}, {})
+    encode = encoder(data, notebook)
+    try:
+        result = replace(fix_source(Path(display), text, report.diagnostics, args.unsafe_fixes,
+                                    lambda fixed: _check_stdin(linter, display, encode(fixed)).diagnostics),
+                         notebook=notebook)
+        if notebook is not None:
+            encode(result.after)
+    except NotebookError as exc:
+        result = FileFix(Path(display), text, text, 0, f"{exc}; file left unchanged", notebook)
     if result.error is not None:
         report.errors.append(FileError(display, result.error))
     if args.diff:
@@ -440,13 +461,18 @@ def _fix_stdin(linter: Linter, report: CheckReport, display: str, data: bytes, a
         if report.errors:
             return EXIT_ERROR
         return EXIT_FINDINGS if result.after != result.before and not args.exit_zero else EXIT_CLEAN
-    sys.stdout.write(result.after)
-    remaining = _check_stdin(linter, display, result.after.encode(decoded.encoding)) \
+    if notebook is None:
+        sys.stdout.write(result.after)
+    else:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(encode(result.after) if result.after != result.before else data)
+        sys.stdout.buffer.flush()
+    remaining = _check_stdin(linter, display, encode(result.after)) \
         if result.after != result.before else report
     remaining.errors[:0] = [e for e in report.errors if e not in remaining.errors]
     fixed = Counter({(display, code): count for code, count in
                      (Counter(d.code for d in report.diagnostics) - Counter(d.code for d in remaining.diagnostics)).items()})
-    return _report(remaining, fixed, args, sys.stderr, {display: source_lines(result.after)})
+    return _report(remaining, fixed, args, sys.stderr, *_stdin_views(display, encode(result.after)))
 
 
 def _resolver(args: argparse.Namespace, start: Path) -> ConfigResolver:

@@ -5,7 +5,8 @@ writing, `--add-noqa` adds suppression comments. What is written is always compu
 of the file's current bytes: the findings of a run (which may come from the cache) only choose the
 files. A file keeps its encoding, byte-order mark, line endings, permission bits, symlinks and hard
 links; a file edited while it was being fixed is left alone, and so is a file whose fixes would bring
-new findings (more findings of some code after fixing than before).
+new findings (more findings of some code after fixing than before). A notebook is fixed as the module
+its code cells make, and only the changed cells' sources are written back (see :mod:`.notebooks`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import codecs
 import difflib
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from jaxcheck.analyzer.diagnostics import Diagnostic, Fix
@@ -22,8 +23,9 @@ from jaxcheck.analyzer.engine import Linter
 from jaxcheck.analyzer.files import FileChangedError, read_file, write_through
 from jaxcheck.analyzer.fixes import apply_fixes
 from jaxcheck.analyzer.noqa import add_noqa
+from jaxcheck.analyzer.notebooks import Notebook, NotebookError, is_notebook, read_notebook
 from jaxcheck.analyzer.parsing import ParseFailure, parse_source, run_with_deep_stack
-from jaxcheck.analyzer.source import DecodedSource, SourceDecodeError, decode_source
+from jaxcheck.analyzer.source import SourceDecodeError, decode_source
 
 MAX_ROUNDS = 10
 """Fixes can enable other fixes; stop after this many rounds (a loop would be a rule bug)."""
@@ -39,11 +41,16 @@ class FileFix:
     after: str
     applied: int
     error: str | None = None
+    notebook: Notebook | None = None
+    """The notebook `before` and `after` are the code of (None for a Python file)."""
 
     def diff(self) -> str:
-        """A unified diff from the file as it is to the fixed file ('' when nothing changes)."""
+        """A unified diff from the file as it is to the fixed file ('' when nothing changes); one per
+        changed cell for a notebook (`a/demo.ipynb:cell 3`)."""
         name = self.path.as_posix()
         old, new = (name, name) if self.path.is_absolute() else (f"a/{name}", f"b/{name}")
+        if self.notebook is not None:
+            return self.notebook.diff(name, self.after, old, new)
         lines = difflib.unified_diff(self.before.splitlines(keepends=True), self.after.splitlines(keepends=True), old, new)
         return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
@@ -69,9 +76,9 @@ def noqa_file(linter: Linter, path: Path) -> FileFix:
     read = _read(path)
     if isinstance(read, FileFix):
         return read
-    data, decoded = read
-    after, count = add_noqa(decoded.text, linter.check_file_in_project(path, data).diagnostics)
-    return FileFix(path, decoded.text, after, count)
+    data, text, notebook = read
+    after, count = add_noqa(text, linter.check_file_in_project(path, data).diagnostics)
+    return FileFix(path, text, after, count, notebook=notebook)
 
 
 def write_fixed(result: FileFix) -> None:
@@ -80,6 +87,15 @@ def write_fixed(result: FileFix) -> None:
     changed since it was fixed, or changes while it is written, or cannot be written (a read-only file:
     PermissionError); the file is left as it was then."""
     data = read_file(result.path)
+    if result.notebook is not None:
+        try:
+            notebook = read_notebook(data)
+        except NotebookError:
+            raise FileChangedError(result.path) from None
+        if notebook.text != result.before:
+            raise FileChangedError(result.path)
+        write_through(result.path, notebook.with_text(result.after), expected=data)
+        return
     try:
         current = decode_source(data)
     except SourceDecodeError:
@@ -92,22 +108,42 @@ def write_fixed(result: FileFix) -> None:
     write_through(result.path, encoded, expected=data)
 
 
-def _read(path: Path) -> tuple[bytes, DecodedSource] | FileFix:
-    """The bytes of the file at `path` and their decoding, or the FileFix that says why it cannot be read."""
+def _read(path: Path) -> tuple[bytes, str, Notebook | None] | FileFix:
+    """The bytes of the file at `path`, the text fixes apply to and, for a notebook, the notebook; or
+    the FileFix that says why it cannot be read."""
     try:
         data = read_file(path)
-        return data, decode_source(data)
-    except (OSError, SourceDecodeError) as exc:
+        if is_notebook(path):
+            notebook = read_notebook(data)
+            return data, notebook.text, notebook
+        return data, decode_source(data).text, None
+    except (OSError, SourceDecodeError, NotebookError) as exc:
         return FileFix(path, "", "", 0, f"cannot read: {exc}")
+
+
+def encoder(data: bytes, notebook: Notebook | None) -> Callable[[str], bytes]:
+    """How a fixed text becomes the file's bytes again: the notebook with its code cells changed, or the
+    text in the encoding `data` declares."""
+    if notebook is not None:
+        return notebook.with_text
+    encoding = decode_source(data).encoding
+    return lambda text: text.encode(encoding)
 
 
 def _fix_file(linter: Linter, path: Path, unsafe: bool) -> FileFix:
     read = _read(path)
     if isinstance(read, FileFix):
         return read
-    data, decoded = read
-    return fix_source(path, decoded.text, linter.check_file_in_project(path, data).diagnostics, unsafe,
-                      lambda text: linter.check_file_in_project(path, text.encode(decoded.encoding)).diagnostics)
+    data, text, notebook = read
+    encode = encoder(data, notebook)
+    try:
+        result = fix_source(path, text, linter.check_file_in_project(path, data).diagnostics, unsafe,
+                            lambda fixed: linter.check_file_in_project(path, encode(fixed)).diagnostics)
+        if notebook is not None and result.error is None:
+            notebook.with_text(result.after)  # a cell that cannot be written back fails here, not when writing
+    except NotebookError as exc:
+        return FileFix(path, text, text, 0, f"{exc}; file left unchanged", notebook)
+    return replace(result, notebook=notebook)
 
 
 def fix_source(path: Path, before: str, diagnostics: list[Diagnostic], unsafe: bool,

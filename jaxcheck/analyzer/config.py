@@ -37,6 +37,7 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
     "__pypackages__", "build", "dist", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache",
     "site-packages", ".ipynb_checkpoints",
 )
+DEFAULT_INCLUDES: tuple[str, ...] = ("*.py", "*.pyi", "*.ipynb")
 _QUALIFIED_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 
 
@@ -109,6 +110,9 @@ class Settings(BaseModel):
     )
     exclude: tuple[str, ...] = Field(DEFAULT_EXCLUDES, description="Paths and globs never checked when walking folders.")
     extend_exclude: tuple[str, ...] = Field((), description="Extra excludes, added to `exclude`.")
+    include: tuple[str, ...] = Field(DEFAULT_INCLUDES, description="File name globs (or paths with a `/`) that walking "
+                                     "folders checks; `*.ipynb` reads Jupyter notebooks.")
+    extend_include: tuple[str, ...] = Field((), description="Extra includes, added to `include`.")
     extra_jit_decorators: tuple[str, ...] = Field(
         (), description="Qualified names of the project's own jit wrappers, treated like `jax.jit`."
     )
@@ -141,6 +145,10 @@ class Settings(BaseModel):
     @property
     def all_excludes(self) -> tuple[str, ...]:
         return self.exclude + self.extend_exclude
+
+    @property
+    def all_includes(self) -> tuple[str, ...]:
+        return self.include + self.extend_include
 
 
 CONFIG_NAMES: tuple[str, ...] = (".jaxcheck.toml", "jaxcheck.toml", "pyproject.toml")
@@ -286,8 +294,8 @@ def _resolved_table(path: Path) -> tuple[dict[str, Any], tuple[Path, ...], Path]
     for nearer, table in reversed(chain[:-1]):
         base = merged
         merged = {**_canonical(base), **_canonical(table)}
-        merged["extend-exclude"] = [*_canonical(base).get("extend-exclude", ()),
-                                    *_canonical(table).get("extend-exclude", ())]
+        for accumulated in ("extend-exclude", "extend-include"):
+            merged[accumulated] = [*_canonical(base).get(accumulated, ()), *_canonical(table).get(accumulated, ())]
         if isinstance(base.get("runtime"), dict) and isinstance(table.get("runtime"), dict):
             merged["runtime"] = {**_canonical(base["runtime"]), **_canonical(table["runtime"])}
         if "per-file-ignores" in _canonical(table) or "per-file-ignores" not in _canonical(base):

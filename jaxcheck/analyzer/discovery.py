@@ -1,4 +1,4 @@
-"""Finding the Python files to check: folders are walked honouring `.gitignore` and excludes.
+"""Finding the files to check: folders are walked honouring `.gitignore`, excludes and includes.
 
 Files named explicitly on the command line are always checked. `.gitignore` files apply to the folder
 they sit in and below (:mod:`.gitignore`). A walk never follows a symlinked folder, nor a symlinked
@@ -17,31 +17,38 @@ from pathlib import Path
 from jaxcheck.analyzer.files import real_path
 from jaxcheck.analyzer.gitignore import GitIgnore
 
-PYTHON_SUFFIXES = (".py", ".pyi")
+PYTHON_INCLUDES = ("*.py", "*.pyi")
+"""What a project's modules are (the files a walk for importers reads: a notebook is never imported)."""
 
 
 class FileFinder:
-    """Yields the Python files under some paths, skipping excluded and git-ignored ones, and symlinks
+    """Yields the files to check under some paths, skipping excluded and git-ignored ones, and symlinks
     that lead out of the folder being walked (one note each in `notes`)."""
 
     def __init__(self, excludes: Sequence[str], root: Path,
-                 excludes_for: Callable[[Path], tuple[tuple[str, ...], Path]] | None = None) -> None:
+                 excludes_for: Callable[[Path], tuple[tuple[str, ...], Path]] | None = None,
+                 includes: Sequence[str] = PYTHON_INCLUDES) -> None:
         """`excludes` are relative to `root` (the walk's project root). With `excludes_for`, each
         path's excludes are instead those it returns for the path's folder, with the folder they are
-        relative to (per-folder configuration files)."""
+        relative to (per-folder configuration files). A walk yields the files whose name (or, for a
+        pattern with a `/`, path relative to `root`) matches one of `includes`."""
         self.excludes = tuple(excludes)
+        self.includes = tuple(includes)
         self.root = real_path(root)
         self.excludes_for = excludes_for
         self.notes: list[str] = []
         self._gitignores: dict[Path, GitIgnore] = {}
 
     def around(self, unreadable: type[Exception]) -> FileFinder:
-        """This finder for the walk of the project around the checked files (importers, context): a folder
+        """This finder for the walk of the project around the checked files (importers, context), which
+        reads Python modules only (a notebook is never imported): a folder
         whose per-folder settings raise `unreadable` (a broken nested configuration file) is skipped there
         instead of failing the run; the files a run checks still report it."""
         excludes_for = self.excludes_for
         if excludes_for is None:
-            return self
+            finder = FileFinder(self.excludes, self.root)
+            finder._gitignores = self._gitignores
+            return finder
 
         def tolerant(folder: Path) -> tuple[tuple[str, ...], Path]:
             try:
@@ -49,7 +56,25 @@ class FileFinder:
             except unreadable:
                 return ("*",), folder
 
-        return FileFinder(self.excludes, self.root, tolerant)
+        finder = FileFinder(self.excludes, self.root, tolerant)
+        finder._gitignores = self._gitignores
+        return finder
+
+    def included(self, path: Path) -> bool:
+        """Whether a walk checks the file at `path` (by its name, or its path relative to the root)."""
+        name = path.name
+        for pattern in self.includes:
+            if "/" not in pattern:
+                if fnmatch.fnmatchcase(name, pattern):
+                    return True
+                continue
+            try:
+                relative = real_path(path).relative_to(self.root).as_posix()
+            except ValueError:
+                continue
+            if fnmatch.fnmatchcase(relative, pattern.removeprefix("**/")) or fnmatch.fnmatchcase(relative, pattern):
+                return True
+        return False
 
     def is_excluded(self, path: Path, resolved: Path | None = None) -> bool:
         """True when `path` or one of its folders below the excludes' folder matches an exclude pattern
@@ -98,7 +123,7 @@ class FileFinder:
                     kept.append(name)
             dirnames[:] = sorted(kept)
             for name in sorted(filenames):
-                if not name.endswith(PYTHON_SUFFIXES):
+                if not self.included(current / name):
                     continue
                 candidate, target, link = _entry(current, real_folder, name)
                 if self._skipped(candidate, False, target):

@@ -27,6 +27,7 @@ from jaxcheck.analyzer.files import read_file, real_path
 from jaxcheck.analyzer.incremental import EarlyCutoff, run_state, solved_links
 from jaxcheck.analyzer.index import ProjectFile, ProjectIndex, WholeRun, importers, project_file
 from jaxcheck.analyzer.noqa import UNUSED_NOQA_CODE, unused_noqa
+from jaxcheck.analyzer.notebooks import NotebookError, in_cells, is_notebook, read_notebook
 from jaxcheck.analyzer.outcome import Analysis, FileOutcome
 from jaxcheck.analyzer.parallel import Checker, FileTask
 from jaxcheck.analyzer.progress import Progress
@@ -194,22 +195,33 @@ class Linter:
         from jaxcheck.analyzer.parsing import ParseFailure, parse_source
         from jaxcheck.analyzer.semantics.builder import ModelBuilder
 
+        notebook = None
         try:
-            text = decode_source(data).text
+            if is_notebook(display_path):
+                notebook = read_notebook(data)
+                text = notebook.text
+            else:
+                text = decode_source(data).text
+        except NotebookError as exc:
+            return self.failed(display_path, str(exc))
         except SourceDecodeError as exc:
             return self._syntax_error(display_path, str(exc), exc.line, 0, "")
         parsed = parse_source(text)
         if isinstance(parsed, ParseFailure) and parsed.valid:
             return self.failed(display_path, f"cannot analyze line {parsed.line}: {parsed.message}")
         if isinstance(parsed, ParseFailure):
-            return self._syntax_error(display_path, parsed.message, parsed.line, parsed.column, text)
+            failure = self._syntax_error(display_path, parsed.message, parsed.line, parsed.column, text)
+            if notebook is not None:
+                failure.diagnostics = in_cells(failure.diagnostics, notebook.index)
+            return failure
         decorators = self.profile(display_path).settings.extra_jit_decorators
         builder = ModelBuilder(module.name, display_path, decorators, module.package)
         try:
             records, summary = builder.build(parsed)
         except RecursionError:
             return FileOutcome([], [FileError(display_path, "too deeply nested to analyze; file skipped")])
-        return Analysis(display_path, text, parsed, records, replace(summary, digest=content_digest(data)))
+        return Analysis(display_path, text, parsed, records, replace(summary, digest=content_digest(data)),
+                        notebook.index if notebook is not None else None)
 
     def lint(self, analysis: Analysis, solution: Solution) -> FileOutcome:
         """Run the enabled rules over an analysed file with a solved project state."""
@@ -237,6 +249,8 @@ class Linter:
                 diagnostics += unused_noqa(analysis.display_path, analysis.text, diagnostics,
                                            [rule.code for rule in rules])
             diagnostics = Suppressions.scan(source_lines(analysis.text)).filter(diagnostics)
+        if analysis.notebook is not None:
+            diagnostics = in_cells(diagnostics, analysis.notebook)
         cited = sorted({(note.path, solution.digests.get(note.path, "")) for diagnostic in diagnostics
                         for note in diagnostic.related if note.path is not None and note.path != analysis.display_path})
         reads = tuple(sorted(model.reads))
@@ -564,15 +578,16 @@ class Linter:
 
     def _finder(self, root: Path) -> FileFinder:
         """A file finder with the excludes of `root`'s configuration, or of each folder's own."""
+        includes = self.settings.all_includes
         if self.resolver is None:
-            return FileFinder(self.settings.all_excludes, root)
+            return FileFinder(self.settings.all_excludes, root, includes=includes)
         resolver = self.resolver
 
         def excludes_for(folder: Path) -> tuple[tuple[str, ...], Path]:
             configuration = resolver.for_path(folder)
             return configuration.settings.all_excludes, configuration.root
 
-        return FileFinder(self.settings.all_excludes, root, excludes_for)
+        return FileFinder(self.settings.all_excludes, root, excludes_for, includes)
 
     def _cache(self, directory: Path) -> ResultCache:
 

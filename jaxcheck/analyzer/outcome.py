@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from jaxcheck.analyzer.diagnostics import Diagnostic, FileError
+from jaxcheck.analyzer.notebooks import NotebookIndex
 from jaxcheck.analyzer.project import ModuleName
 from jaxcheck.analyzer.semantics.solver import Read, Solution
 from jaxcheck.analyzer.semantics.summary import ModuleSummary
@@ -51,6 +52,9 @@ class Analysis:
     module: cst.Module
     records: ModuleRecords
     summary: ModuleSummary
+    notebook: NotebookIndex | None = None
+    """How the lines of `text` map to cells, when the file is a notebook (`text` is then its code cells
+    as one module, see :mod:`.notebooks`)."""
 
 
 class FileLinter(Protocol):

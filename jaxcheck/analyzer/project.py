@@ -28,9 +28,12 @@ class ModuleName:
 
 
 def module_name_for(path: Path) -> ModuleName:
-    """Derive the module name by climbing the folders that have an `__init__.py`."""
+    """Derive the module name by climbing the folders that have an `__init__.py`. A notebook is no
+    module: it is named `<stem>-ipynb`, which no import can name, in no package."""
     path = real_path(path)
     stem = path.stem
+    if path.suffix == ".ipynb":
+        return ModuleName(f"{stem}-ipynb", "")
     parts: list[str] = [] if stem == "__init__" else [stem]
     folder = path.parent
     while (folder / "__init__.py").is_file() or (folder / "__init__.pyi").is_file():

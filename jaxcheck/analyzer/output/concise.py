@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from jaxcheck.analyzer.diagnostics import Diagnostic, display_column
+from jaxcheck.analyzer.diagnostics import Diagnostic
 from jaxcheck.analyzer.output.context import PLAIN, OutputContext, fix_marker, summary
 
 
 def headline(diagnostic: Diagnostic, context: OutputContext = PLAIN) -> str:
-    """`path:line:col: CODE [*] message` with a 1-based column; `[*]` only when the fix would apply."""
-    start = diagnostic.range.start
-    return (f"{diagnostic.path}:{start.line}:{display_column(start.column)}: {diagnostic.code} "
+    """`path:line:col: CODE [*] message` with a 1-based column (`path:cell N:line:col` in a notebook);
+    `[*]` only when the fix would apply."""
+    return (f"{context.label(diagnostic.path, diagnostic.range.start)}: {diagnostic.code} "
             f"{fix_marker(diagnostic, context)}{diagnostic.message}")
 
 

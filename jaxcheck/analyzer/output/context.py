@@ -1,5 +1,6 @@
-"""What a formatter may know besides the diagnostics: the checked files' lines, whether to colour, and
-what the summary needs (fixes applied, whether unsafe fixes are on, whether to print it at all)."""
+"""What a formatter may know besides the diagnostics: the checked files' lines, how notebooks' lines map
+to cells, whether to colour, and what the summary needs (fixes applied, whether unsafe fixes are on,
+whether to print it at all)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jaxcheck.analyzer.diagnostics import Diagnostic
+from jaxcheck.analyzer.diagnostics import Diagnostic, Position, display_column
 from jaxcheck.analyzer.files import read_file
+from jaxcheck.analyzer.notebooks import NotebookError, NotebookIndex, Place, is_notebook, read_notebook
 from jaxcheck.analyzer.source import SourceDecodeError, decode_source, source_lines
 
 
@@ -23,6 +25,19 @@ class OutputContext:
     unsafe_fixes: bool = False
     fixed: int = 0
     summary: bool = True
+    notebooks: Mapping[str, NotebookIndex] = field(default_factory=dict)
+    """How the lines of each notebook a finding is in map to its cells (see :mod:`..notebooks`)."""
+
+    def place(self, path: str, position: Position) -> Place:
+        """Where `position` lies in the file at `path`: in a notebook, its cell and the line within it."""
+        index = self.notebooks.get(path)
+        return index.place(position) if index is not None else Place(None, position.line, position.column)
+
+    def label(self, path: str, position: Position) -> str:
+        """`path:line:col` (1-based column), or `path:cell N:line:col` in a notebook, as ruff writes it."""
+        place = self.place(path, position)
+        cell = f"cell {place.cell}:" if place.cell is not None else ""
+        return f"{path}:{cell}{place.line}:{display_column(place.column)}"
 
 
 PLAIN = OutputContext()
@@ -67,11 +82,25 @@ def summary(diagnostics: Sequence[Diagnostic], context: OutputContext) -> str:
 
 
 def read_sources(paths: Iterable[str]) -> dict[str, list[str]]:
-    """Read and decode each path once; a file that cannot be read or decoded is left out."""
+    """Read and decode each path once; a file that cannot be read or decoded is left out. A notebook's
+    lines are those of the module its code cells make, IPython syntax shown as written."""
     sources: dict[str, list[str]] = {}
     for path in sorted(set(paths)):
         try:
-            sources[path] = source_lines(decode_source(read_file(Path(path))).text)
-        except (OSError, SourceDecodeError):
+            data = read_file(Path(path))
+            sources[path] = read_notebook(data).display_lines() if is_notebook(path) \
+                else source_lines(decode_source(data).text)
+        except (OSError, SourceDecodeError, NotebookError):
             continue
     return sources
+
+
+def read_notebook_indexes(paths: Iterable[str]) -> dict[str, NotebookIndex]:
+    """The cell maps of the notebooks among `paths` (one that cannot be read is left out)."""
+    indexes: dict[str, NotebookIndex] = {}
+    for path in sorted({path for path in paths if is_notebook(path)}):
+        try:
+            indexes[path] = read_notebook(read_file(Path(path))).index
+        except (OSError, NotebookError):
+            continue
+    return indexes

@@ -1,5 +1,5 @@
 """ruff's `grouped` format: each file's name, then its findings as aligned `line:col CODE [*] message`
-lines, a blank line after each file, then the summary.
+lines (`cell N:line:col` in a notebook), a blank line after each file, then the summary.
 
 ```
 src/model.py:
@@ -25,8 +25,9 @@ def format_grouped(diagnostics: Sequence[Diagnostic], context: OutputContext = P
     blocks: list[str] = []
     for path, group in groupby(sorted(diagnostics), key=lambda d: d.path):
         findings = list(group)
-        rows = [str(d.range.start.line) for d in findings]
-        columns = [str(display_column(d.range.start.column)) for d in findings]
+        places = [context.place(path, d.range.start) for d in findings]
+        rows = [(f"cell {p.cell}:" if p.cell is not None else "") + str(p.line) for p in places]
+        columns = [str(display_column(p.column)) for p in places]
         row_width, column_width = max(map(len, rows)), max(map(len, columns))
         lines = [f"{path}:"]
         for d, row, column in zip(findings, rows, columns):

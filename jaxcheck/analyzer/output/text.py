@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from jaxcheck.analyzer.diagnostics import Diagnostic, display_column
+from jaxcheck.analyzer.diagnostics import Diagnostic
 from jaxcheck.analyzer.output.context import PLAIN, OutputContext, fix_marker, summary
 from jaxcheck.analyzer.output.related import note_lines
 
@@ -37,15 +37,16 @@ def format_text(diagnostics: Sequence[Diagnostic], context: OutputContext = PLAI
 def _block(diagnostic: Diagnostic, context: OutputContext) -> str:
     color = context.color
     start, end = diagnostic.range.start, diagnostic.range.end
-    location = f"{diagnostic.path}:{start.line}:{display_column(start.column)}"
+    location = context.label(diagnostic.path, start)
     code = _paint(diagnostic.code, _BOLD + _RED, color)
     lines = [f"{_paint(location, _BOLD, color)}: {code} {fix_marker(diagnostic, context)}{diagnostic.message}"]
-    number = str(start.line)
+    first, last = context.place(diagnostic.path, start), context.place(diagnostic.path, end)
+    number = str(first.line)
     source = context.sources.get(diagnostic.path, ())
     if 1 <= start.line <= len(source):
         line = source[start.line - 1]
-        stop = end.column if end.line == start.line else len(line)
-        indent = len(line[: start.column].expandtabs(TAB_SIZE))
+        stop = last.column if end.line == start.line else len(line)
+        indent = len(line[: first.column].expandtabs(TAB_SIZE))
         width = max(1, len(line[:stop].expandtabs(TAB_SIZE)) - indent)
         shown = line.expandtabs(TAB_SIZE)
         if len(shown) > SNIPPET_WIDTH:
@@ -63,7 +64,7 @@ def _block(diagnostic: Diagnostic, context: OutputContext) -> str:
         ]
     if diagnostic.fix is not None:
         lines.append(f"{' ' * len(number)} = help: {diagnostic.fix.title}")
-    lines += note_lines(diagnostic)
+    lines += note_lines(diagnostic, context)
     return "\n".join(lines) + "\n"
 
 
