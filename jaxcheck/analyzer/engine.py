@@ -200,12 +200,18 @@ class Linter:
             if is_notebook(display_path):
                 notebook = read_notebook(data)
                 text = notebook.text
+                if "\x00" in text:  # as in a Python file (a JSON escape put it there)
+                    line = text[: text.index("\x00")].count("\n") + 1
+                    raise SourceDecodeError("binary file: source contains a NUL byte", line)
             else:
                 text = decode_source(data).text
         except NotebookError as exc:
             return self.failed(display_path, str(exc))
         except SourceDecodeError as exc:
-            return self._syntax_error(display_path, str(exc), exc.line, 0, "")
+            failure = self._syntax_error(display_path, str(exc), exc.line, 0, "")
+            if notebook is not None:
+                failure.diagnostics = in_cells(failure.diagnostics, notebook.index)
+            return failure
         parsed = parse_source(text)
         if isinstance(parsed, ParseFailure) and parsed.valid:
             return self.failed(display_path, f"cannot analyze line {parsed.line}: {parsed.message}")

@@ -1,0 +1,310 @@
+"""Jupyter notebooks: the same findings as the same code in a `.py` file, positions in cells, IPython
+syntax, fixes written back byte for byte, bad notebooks, stdin, noqa and per-file-ignores."""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from jaxcheck.analyzer.config import Settings
+from jaxcheck.analyzer.diagnostics import Diagnostic, display_column
+from jaxcheck.analyzer.engine import check_source
+from jaxcheck.analyzer.notebooks import Notebook, read_notebook
+from jaxcheck.analyzer.output import FORMATTERS, OutputContext
+from jaxcheck.analyzer.registry import all_rules, selected_codes
+from jaxcheck.cli import main
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+ROOT = Path(__file__).resolve().parent.parent
+STALE = [
+    "import jax\nimport jax.numpy as jnp\nscale = 2.0",
+    "@jax.jit\ndef f(x):\n    return x * scale\n",
+    "y = f(jnp.ones(3))\n",
+    "scale = 3.0\n",
+    "print(f(jnp.ones(3)))\n",
+]
+MUTATION = ["import jax.numpy as jnp\n", "x = jnp.zeros(3)\nx[0] = 1.0\n"]
+
+
+def notebook(*sources: str | list[str], counts: list[int | None] | None = None, markdown: bool = True,
+             indent: int = 1, final_newline: bool = True) -> str:
+    """An nbformat 4 notebook (as Jupyter writes it) with a markdown cell first and the code cells given;
+    outputs, metadata and ids on every cell, so a round trip that loses them shows."""
+    cells: list[dict[str, object]] = [{"cell_type": "markdown", "id": "md", "metadata": {"tags": ["intro"]},
+                                       "source": ["# Demo ünïcode\n"]}] if markdown else []
+    for number, source in enumerate(sources):
+        lines = source if isinstance(source, list) else re.findall(r"[^\n]*\n|[^\n]+", source)
+        cells.append({"cell_type": "code", "execution_count": (counts or [None] * len(sources))[number],
+                      "id": f"c{number}", "metadata": {"scrolled": True},
+                      "outputs": [{"name": "stdout", "output_type": "stream", "text": ["1.0e-05 é\n"]}],
+                      "source": lines})
+    document = {"cells": cells, "metadata": {"kernelspec": {"display_name": "Python 3", "name": "python3"},
+                                             "language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+    return json.dumps(document, indent=indent, ensure_ascii=False) + ("\n" if final_newline else "")
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# ---------------------------------------------------------------------- same findings as a .py file
+def _split(code: str) -> list[str]:
+    """`code` cut into cells at top-level statements (decorators stay with their definition)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return [code]
+    starts = sorted({min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+                     for node in tree.body} - {1})
+    lines = code.splitlines(keepends=True)
+    bounds = [1, *starts, len(lines) + 1]
+    return ["".join(lines[a - 1 : b - 1]) for a, b in zip(bounds, bounds[1:]) if a < b]
+
+
+def _as_cells(found: list[Diagnostic], cells: list[str]) -> set[tuple[object, ...]]:
+    """Findings of the concatenated `.py` as the notebook shows them (the markdown cell is cell 1)."""
+    starts = [1]
+    for cell in cells:
+        starts.append(starts[-1] + len(cell.splitlines()))
+
+    def place(line: int) -> tuple[int, int]:
+        slot = max(i for i, start in enumerate(starts[:-1]) if start <= line)
+        return slot + 2, line - starts[slot] + 1
+
+    def named(match: re.Match[str]) -> str:
+        cell, line = place(int(match.group(1)))
+        return f"line {line} of cell {cell}"
+
+    return {(d.code, *place(d.range.start.line), display_column(d.range.start.column),
+             re.sub(r"\bline (\d+)\b", named, d.message)) for d in found}
+
+
+def _in_notebook(found: list[Diagnostic], book: Notebook) -> set[tuple[object, ...]]:
+    context = OutputContext(notebooks={"demo.ipynb": book.index})
+    return {(d.code, context.place(d.path, d.range.start).cell, context.place(d.path, d.range.start).line,
+             display_column(context.place(d.path, d.range.start).column), d.message) for d in found}
+
+
+def _invalid_examples():
+    for rule in all_rules():
+        for number, example in enumerate(rule.INVALID):
+            if isinstance(example.code, str):
+                yield pytest.param(rule, example.code, id=f"{rule.code}-invalid-{number}")
+
+
+@pytest.mark.parametrize(("rule", "code"), list(_invalid_examples()))
+def test_invalid_examples_split_across_cells_give_the_same_findings(rule, code):
+    settings = Settings(select=tuple(sorted(selected_codes(None, ()) | {rule.code})))
+    cells = _split(code if code.endswith("\n") else code + "\n")
+    as_python = check_source("".join(cells), "demo.py", settings=settings, module="demo")
+    data = notebook(*cells).encode()
+    as_notebook = check_source(data, "demo.ipynb", settings=settings, module="demo")
+    assert not as_notebook.errors
+    expected = _as_cells(as_python.diagnostics, cells)
+    assert any(item[0] == rule.code for item in expected)
+    assert _in_notebook(as_notebook.diagnostics, read_notebook(data)) == expected
+
+
+def test_a_global_changed_in_a_later_cell_is_jax101_with_notes_in_both_cells():
+    data = notebook(*STALE).encode()
+    [finding] = [d for d in check_source(data, "demo.ipynb").diagnostics if d.code == "JAX101"]
+    context = OutputContext(notebooks={"demo.ipynb": read_notebook(data).index})
+    assert context.label(finding.path, finding.range.start) == "demo.ipynb:cell 3:3:16"
+    assert "reassigned at line 1 of cell 5" in finding.message
+    notes = {context.label(finding.path, note.range.start).split(":")[1] for note in finding.related}
+    assert {"cell 3", "cell 4", "cell 5"} <= notes
+
+
+def test_cells_run_in_another_order_are_noted_once():
+    in_order = notebook(*STALE, counts=[1, 2, 3, 4, 5]).encode()
+    assert not any("execution counts" in note.message
+                   for d in check_source(in_order, "demo.ipynb").diagnostics for note in d.related)
+    shuffled = notebook(*STALE, counts=[1, 2, 9, 4, 5]).encode()
+    [finding] = [d for d in check_source(shuffled, "demo.ipynb").diagnostics if d.code == "JAX101"]
+    order = [note.message for note in finding.related if "execution counts" in note.message]
+    assert order == ["the saved execution counts show these cells last ran in another order: "
+                     "cell 3 [2], cell 5 [4], cell 4 [9]"]
+
+
+# --------------------------------------------------------------------------------- IPython syntax
+def test_magics_are_understood_and_positions_stay_exact():
+    cells = [
+        "import jax\nimport jax.numpy as jnp\n!pip install -q jax\n%matplotlib inline\n%env XLA_FLAGS=--x\n",
+        "jnp.ones?\n?jnp.zeros\nfiles = !ls\nif True:\n    %timeit -n 10 jnp.ones(3)\nx = jnp.zeros(3)\nx[0] = 1\n",
+        "%%bash\nfor i in 1 2; do echo $i; done\n",
+        "%%writefile out.py\nthis is not = python(\n",
+        '"""a docstring\n%not a magic\n"""\n',
+    ]
+    data = notebook(*cells).encode()
+    report = check_source(data, "demo.ipynb", settings=Settings(extend_select=("JAX902",)))
+    assert not report.errors and not any(d.code == "JAX001" for d in report.diagnostics)
+    context = OutputContext(notebooks={"demo.ipynb": read_notebook(data).index})
+    labels = {(d.code, context.label(d.path, d.range.start)) for d in report.diagnostics}
+    assert ("JAX201", "demo.ipynb:cell 3:7:1") in labels
+    assert ("JAX902", "demo.ipynb:cell 3:5:19") in labels  # `jnp.ones(3)` in `    %timeit -n 10 jnp.ones(3)`
+
+
+def test_a_timed_cell_without_block_until_ready_is_jax902():
+    cells = ["import jax\n\n@jax.jit\ndef f(x):\n    return x * 2\n", "%%time\ny = f(1.0)\n",
+             "%%timeit\ny = f(1.0).block_until_ready()\n", "%time f(2.0)\n"]
+    data = notebook(*cells).encode()
+    report = check_source(data, "demo.ipynb", settings=Settings(extend_select=("JAX902",)))
+    context = OutputContext(notebooks={"demo.ipynb": read_notebook(data).index})
+    found = sorted(context.label(d.path, d.range.start) for d in report.diagnostics if d.code == "JAX902")
+    assert found == ["demo.ipynb:cell 3:2:5", "demo.ipynb:cell 5:1:7"]
+    assert all(d.fix is None for d in report.diagnostics if "cell 5" in d.message or d.range.start.line > 12)
+
+
+def test_fixes_never_touch_magic_lines(tmp_path: Path, capsys):
+    path = tmp_path / "demo.ipynb"
+    cells = ["import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return x\n",
+             "%timeit f(jnp.ones(3))\nx = jnp.zeros(3)\nx[0] = 1\n"]
+    path.write_text(notebook(*cells))
+    code, _, err = run(capsys, "check", "--no-cache", "--fix", "--unsafe-fixes", "--extend-select", "JAX902",
+                       str(path))
+    fixed = json.loads(path.read_text())["cells"][2]["source"]
+    assert fixed == ["%timeit f(jnp.ones(3))\n", "x = jnp.zeros(3)\n", "x = x.at[0].set(1)\n"], err
+    assert code == 1  # the %timeit finding stays: its fix would rewrite the magic
+
+
+# ------------------------------------------------------------------------------- fixes written back
+def _outside_sources(data: bytes) -> list[str]:
+    """The notebook's JSON text with every code cell's `source` value cut out."""
+    book = read_notebook(data)
+    raw, pieces, cursor = data.decode("utf-8-sig"), [], 0
+    for cell in book.cells:
+        pieces.append(raw[cursor : cell.span[0]])
+        cursor = cell.span[1]
+    return [*pieces, raw[cursor:]]
+
+
+@pytest.mark.parametrize("layout", [{}, {"indent": 2}, {"final_newline": False}, {"markdown": False}])
+def test_fix_round_trips_byte_for_byte_except_the_fixed_cells(tmp_path: Path, capsys, layout):
+    path = tmp_path / "demo.ipynb"
+    before = notebook(MUTATION[0], "%matplotlib inline\n", MUTATION[1], "z = 1", counts=[3, None, 1, 2],
+                      **layout).encode()
+    path.write_bytes(before)
+    code, out, _ = run(capsys, "check", "--no-cache", "--fix", str(path))
+    after = path.read_bytes()
+    assert code == 0 and "1 fixed" in out
+    assert _outside_sources(after) == _outside_sources(before)
+    old, new = json.loads(before)["cells"], json.loads(after)["cells"]
+    changed = [number for number, (a, b) in enumerate(zip(old, new)) if a != b]
+    assert changed == [3 if layout.get("markdown", True) else 2]
+    assert new[changed[0]]["source"] == ["x = jnp.zeros(3)\n", "x = x.at[0].set(1.0)\n"]
+
+
+def test_diff_shows_each_changed_cell_and_writes_nothing(tmp_path: Path, capsys):
+    path = tmp_path / "demo.ipynb"
+    path.write_text(notebook(*MUTATION))
+    before = path.read_bytes()
+    code, out, _ = run(capsys, "check", "--no-cache", "--diff", str(path))
+    name = path.as_posix()
+    assert code == 1 and path.read_bytes() == before
+    assert out == (f"--- {name}:cell 3\n+++ {name}:cell 3\n@@ -1,2 +1,2 @@\n x = jnp.zeros(3)\n-x[0] = 1.0\n"
+                   "+x = x.at[0].set(1.0)\n")
+
+
+def test_add_noqa_writes_into_the_cell(tmp_path: Path, capsys):
+    path = tmp_path / "demo.ipynb"
+    path.write_text(notebook(*STALE))
+    code, _, err = run(capsys, "check", "--no-cache", "--add-noqa", str(path))
+    assert code == 0 and err == "Added 1 noqa directive.\n"
+    assert json.loads(path.read_text())["cells"][2]["source"][2] == "    return x * scale  # noqa: JAX101\n"
+    assert run(capsys, "check", "--no-cache", str(path))[0] == 0
+
+
+# ------------------------------------------------------------------------------------ bad notebooks
+@pytest.mark.parametrize(("content", "message"), [
+    ('{"cells": [', "invalid JSON"),
+    ('{"nbformat": 4}', "no `cells` list"),
+    ('{"cells": [{"cell_type": "code", "source": 3}]}', "cell 1 has no text `source`"),
+    (b"\xff\xfe{}", "not valid UTF-8"),
+])
+def test_a_notebook_that_is_not_one_is_an_error_and_is_never_changed(tmp_path: Path, capsys, content, message):
+    bad = tmp_path / "bad.ipynb"
+    bad.write_bytes(content if isinstance(content, bytes) else content.encode())
+    (tmp_path / "good.py").write_text(MUTATION[0] + MUTATION[1])
+    code, out, err = run(capsys, "check", "--no-cache", "--fix", "--output-format", "concise", str(tmp_path))
+    assert code == 2 and bad.read_bytes() == (content if isinstance(content, bytes) else content.encode())
+    [line] = [line for line in err.splitlines() if "bad.ipynb" in line]
+    assert line.startswith(f"{bad}: error: ") and message in line
+    assert "1 fixed" in out  # the other file is still checked and fixed
+
+
+def test_a_cell_that_does_not_parse_is_a_syntax_error_in_that_cell(tmp_path: Path, capsys):
+    path = tmp_path / "demo.ipynb"
+    path.write_text(notebook("import jax\n", "def f(:\n    pass\n", "x = 1\n"))
+    before = path.read_bytes()
+    code, out, _ = run(capsys, "check", "--no-cache", "--fix", "--output-format", "concise", str(path))
+    assert code == 1 and out.startswith(f"{path}:cell 3:1:") and " JAX001 " in out
+    assert path.read_bytes() == before
+
+
+# ------------------------------------------------------------------------- stdin, noqa, discovery
+def test_stdin_notebook_is_checked_and_fixed(capsys, monkeypatch):
+    text = notebook(*MUTATION)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    code, out, _ = run(capsys, "check", "-", "--stdin-filename", "demo.ipynb", "--output-format", "concise")
+    assert code == 1 and out.startswith("demo.ipynb:cell 3:2:1: JAX201 ")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    code, out, err = run(capsys, "check", "-", "--stdin-filename", "demo.ipynb", "--fix")
+    assert code == 0 and out == text.replace('"x[0] = 1.0\\n"', '"x = x.at[0].set(1.0)\\n"'), err
+
+
+def test_noqa_in_a_cell_and_per_file_ignores_apply(tmp_path: Path, capsys):
+    (tmp_path / "a.ipynb").write_text(notebook(MUTATION[0], "x = jnp.zeros(3)\nx[0] = 1.0  # noqa: JAX201\n"))
+    (tmp_path / "b.ipynb").write_text(notebook(*MUTATION))
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxcheck]\nper-file-ignores = {'c*.ipynb' = ['JAX201']}\n")
+    (tmp_path / "c.ipynb").write_text(notebook(*MUTATION))
+    code, out, _ = run(capsys, "check", "--no-cache", "--output-format", "concise", str(tmp_path))
+    assert code == 1 and [line.split(":")[0] for line in out.splitlines()[:-2]] == [str(tmp_path / "b.ipynb")]
+
+
+def test_notebooks_are_found_by_default_and_include_and_exclude_apply(tmp_path: Path, capsys):
+    (tmp_path / "nb").mkdir()
+    (tmp_path / "nb" / "demo.ipynb").write_text(notebook(*MUTATION))
+    (tmp_path / ".ipynb_checkpoints").mkdir()
+    (tmp_path / ".ipynb_checkpoints" / "demo-checkpoint.ipynb").write_text(notebook(*MUTATION))
+    (tmp_path / "script.jaxpy").write_text(MUTATION[0] + MUTATION[1])
+    code, out, _ = run(capsys, "check", "--no-cache", "--output-format", "concise", str(tmp_path))
+    assert code == 1 and out.count("JAX201") == 1 and "nb/demo.ipynb:cell 3:2:1" in out
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxcheck]\nextend-include = ['*.jaxpy']\n"
+                                            "extend-exclude = ['nb']\n")
+    code, out, _ = run(capsys, "check", "--no-cache", "--output-format", "concise", str(tmp_path))
+    assert out.count("JAX201") == 1 and "script.jaxpy:3:1" in out
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxcheck]\ninclude = ['*.py']\n")
+    assert run(capsys, "check", "--no-cache", str(tmp_path))[0] == 0
+
+
+def test_pre_commit_hooks_take_notebooks():
+    hooks = (ROOT / ".pre-commit-hooks.yaml").read_text()
+    assert hooks.count("types_or: [python, pyi, jupyter]") == 2
+
+
+# ---------------------------------------------------------------------------------- output formats
+@pytest.mark.parametrize("name", sorted(FORMATTERS))
+def test_notebook_output_snapshot(name: str, tmp_path: Path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    Path("demo.ipynb").write_text(notebook(*STALE, "x = jnp.zeros(3)\nx[0] = 1.0\n%timeit f(x)\n",
+                                           counts=[1, 2, 9, 4, 5, 6]))
+    code, out, _ = run(capsys, "check", "--no-cache", "--extend-select", "JAX902", "--output-format", name,
+                       "demo.ipynb")
+    assert code == 1
+    if name == "sarif":
+        log = json.loads(out)
+        log["runs"][0]["tool"]["driver"] = "DRIVER"
+        out = json.dumps(log, indent=2) + "\n"
+    snapshot = SNAPSHOTS / f"notebook.{name}"
+    if os.environ.get("JAXCHECK_UPDATE_SNAPSHOTS"):
+        snapshot.write_text(out)
+    assert out == snapshot.read_text()
