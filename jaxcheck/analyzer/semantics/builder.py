@@ -47,7 +47,7 @@ class ModelBuilder(FlowDriver):
         roots = tuple(self._roots())
         summary = ModuleSummary(
             self.module_name, self.path, functions, roots, tuple(self.edges.values()), exports,
-            frozenset(self.repeated_calls), self.enables_x64, self.wide_dtypes,
+            frozenset(self.repeated_calls), self.enables_x64, self.wide_dtypes, frozenset(self.called_twice),
             tuple(self.records.function_keys.get(id(cut), self.module_name) for cut in self.records.cut_nodes),
         )
         return self.records, summary

@@ -324,7 +324,7 @@ class CallInterpreter(TransformCallReader):
         if id(node) not in sites:  # a loop body is read twice: each site counts once
             path = tuple(self._branches)
             if any(not alternatives(path, other) for other in sites.values()):
-                self.repeated_calls.add(callee)  # `a = f(x); b = f(y)`: one run of the caller runs it twice
+                self.called_twice.add(callee)  # `a = f(x); b = f(y)`: one run of the caller runs it twice
             sites[id(node)] = path
         self._add_edge(node, CallEdge(caller, callee, arguments))
         return arguments

@@ -238,8 +238,9 @@ class DefinitionReader(StoreRecorder):
         assert isinstance(node, cst.FunctionDef)
         self._function_bodies[pending.key] = node
         outer, branches, loops, empty, lookups = self.scope, self._branches, self._loops, self._empty_slots, self._lookups
+        frames = self._loop_frames
         self.scope = self._function_scope(node, pending.key, pending.scope)
-        self._branches, self._loops, self._empty_slots, self._lookups = [], [], [], {}
+        self._branches, self._loops, self._empty_slots, self._lookups, self._loop_frames = [], [], [], {}, []
         enclosing = self._budget.enter_function()
         try:
             self._suite(node.body)
@@ -249,6 +250,7 @@ class DefinitionReader(StoreRecorder):
         finally:
             self._budget.leave_function(enclosing)
             self.scope, self._branches, self._loops, self._empty_slots, self._lookups = outer, branches, loops, empty, lookups
+            self._loop_frames = frames
 
     def _note_reused_transforms(self, key: str, node: cst.FunctionDef) -> None:
         """Mark the transform sites of function `key` whose result the function keeps and uses again (see

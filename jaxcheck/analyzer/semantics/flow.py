@@ -1,33 +1,34 @@
-"""The one flow driver: statements, in program order, with branches, loops, `try`, `with`, `match` and exits.
+"""The model's statements: the interpreter's meaning of each simple statement and of each part of a
+compound one, on the one flow driver (:mod:`.control_flow`), with the environment of values as its state.
 
-Branches are read on copies of the environment and joined; a loop body is read until its environment
-is stable, at most twice (a loop nested deeper than `FIXPOINT_DEPTH` once); narrowing tests
-(`isinstance`, `k in table`) and `jax.ensure_compile_time_eval()` blocks change what holds inside.
-Cost: one budget step per statement, and one per name joined.
+The interpreter reads dead code too (no path ends): every statement gets its facts. Narrowing tests
+(`isinstance`, `k in table`, `x is None`) and `jax.ensure_compile_time_eval()` blocks change what holds
+inside them. Cost: one budget step per statement, and one per name joined.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from typing import ContextManager
 
 import libcst as cst
 
 from jaxcheck.analyzer.semantics.bindings import ChangeKind
-from jaxcheck.analyzer.semantics.budget import FIXPOINT_DEPTH
+from jaxcheck.analyzer.semantics.control_flow import Alternated, ControlFlow, alternative_of
 from jaxcheck.analyzer.semantics.expressions import ExpressionInterpreter
 from jaxcheck.analyzer.semantics.guards import Slot, empty_slots
-from jaxcheck.analyzer.semantics.interpreter import Env
+from jaxcheck.analyzer.semantics.interpreter import Env, IfFacts
 import jaxcheck.analyzer.semantics.jax_api as jax_api
 from jaxcheck.analyzer.semantics.scopes import ScopeKind, qualified_name
 import jaxcheck.analyzer.semantics.structure as structure
-from jaxcheck.analyzer.semantics.syntax import last_statement, runs_once
+from jaxcheck.analyzer.semantics.syntax import last_statement
 from jaxcheck.analyzer.semantics.values import JAX_ARRAY, PYTHON_CONTAINER, UNKNOWN, Value, combine
 from jaxcheck.analyzer.tree import child_nodes
 
 
-class FlowDriver(ExpressionInterpreter):
+class FlowDriver(ControlFlow[Env], ExpressionInterpreter):
     """Interprets statements (see the module docstring)."""
 
     def _record_return(self, value: Value) -> None:
@@ -45,34 +46,48 @@ class FlowDriver(ExpressionInterpreter):
         else:
             self.tuple_returns[key] = tuple(a.joined(b) for a, b in zip(elements, value.elements))
 
-    def _block(self, statements: Sequence[cst.CSTNode]) -> None:
-        for statement in statements:
-            self._budget.spend()
-            handler = _STATEMENT_HANDLERS.get(type(statement))
-            if handler is not None:
-                self._note_branch(statement)
-                handler(self, statement)
-                self._end_statement()
+    # ------------------------------------------------------------------------- the driver's state
+    def _current(self) -> Env:
+        return self._env
+
+    def _switch(self, state: Env) -> Env:
+        return self._swap_env(state)
+
+    def _copy(self, state: Env) -> Env:
+        return dict(state)
+
+    def _join(self, states: Sequence[Env]) -> Env:
+        joined = states[0]
+        for other in states[1:]:
+            joined = self._merged(joined, other)
+        return joined
+
+    # ------------------------------------------------------------------------------------ statements
+    def _statement(self, statement: cst.CSTNode) -> None:
+        self._budget.spend()
+        self._note_branch(statement)
+        super()._statement(statement)
+        self._end_statement()
 
     def _suite(self, suite: cst.BaseSuite) -> None:
         known_empty = len(self._empty_slots)
-        if isinstance(suite, cst.IndentedBlock):
-            self._block(suite.body)
-        elif isinstance(suite, cst.SimpleStatementSuite):
+        if isinstance(suite, cst.SimpleStatementSuite):
             self._note_branch(suite)
-            self._small_statements(suite.body)
+        super()._suite(suite)
         del self._empty_slots[known_empty:]
+
+    def _definition(self, node: cst.FunctionDef | cst.ClassDef) -> None:
+        if isinstance(node, cst.FunctionDef):
+            self._function_def(node)
+        else:
+            self._class_def(node)
 
     def _note_name_assignment(self, targets: Sequence[cst.BaseExpression], value: cst.BaseExpression) -> None:
         names = tuple(target.value for target in targets if isinstance(target, cst.Name))
         if names:
             self.records.name_assignments.append((names, value))
 
-    def _simple_statement_line(self, node: cst.CSTNode) -> None:
-        assert isinstance(node, cst.SimpleStatementLine)
-        self._small_statements(node.body)
-
-    def _small_statements(self, statements: Sequence[cst.BaseSmallStatement]) -> None:
+    def _simple_statements(self, statements: Sequence[cst.BaseSmallStatement]) -> None:
         for statement in statements:
             self._end_statement()
             if isinstance(statement, cst.Expr):
@@ -140,38 +155,42 @@ class FlowDriver(ExpressionInterpreter):
                 old = self.scope.load(target.value.value).field(key)  # `d["n"] += 1`: field `n` grows by the value
             self._eval_target_parts(node.target, combine((old, value)) if old is not None else None)
 
-    def _if(self, node: cst.CSTNode) -> None:
-        assert isinstance(node, cst.If)
-        self._eval(node.test)
-        self._end_statement()
-        concrete_if_true, concrete_if_false = self._isinstance_narrowing(node.test)
-        eager_if_true, eager_if_false = self._eager_alternatives(node)
-        concrete_if_true, concrete_if_false = concrete_if_true | eager_if_true, concrete_if_false | eager_if_false
-        empty_if_true, empty_if_false = empty_slots(node.test, self._lookups)
-        before = dict(self._env)
-        self._assume_narrowed(concrete_if_true)
-        with self._branch(node, 0), self._slots_empty(empty_if_true):
-            self._suite(node.body)
-        after_body = self._swap_env(before)
-        self._assume_narrowed(concrete_if_false)
-        with self._branch(node, 1), self._slots_empty(empty_if_false):
-            if isinstance(node.orelse, cst.If):
-                self._if(node.orelse)
-            elif node.orelse is not None:
-                self._suite(node.orelse.body)
-        if not _always_exits(node.body):  # `if isinstance(x, Tracer): raise ...`: x is concrete after it
-            self._join_env(after_body)
-        elif node.orelse is None:  # `if k in table: raise ...`: k is absent after it
-            self._empty_slots += [(slot, len(self._loops)) for slot in empty_if_false]
+    def _condition(self, statement: cst.If | cst.While, test: cst.BaseExpression) -> None:
+        self._eval(test)
+        if isinstance(statement, cst.If):
+            self._end_statement()
+
+    def _if_facts(self, node: cst.If) -> IfFacts:
+        """What `node`'s test proves in each alternative (computed when its body is entered)."""
+        facts = self._if_tests.get(id(node))
+        if facts is None:
+            concrete_if_true, concrete_if_false = self._isinstance_narrowing(node.test)
+            eager_if_true, eager_if_false = self._eager_alternatives(node)
+            facts = self._if_tests[id(node)] = (
+                (concrete_if_true | eager_if_true, concrete_if_false | eager_if_false),
+                empty_slots(node.test, self._lookups),
+            )
+        return facts
 
     @contextmanager
-    def _branch(self, node: cst.CSTNode, alternative: int) -> Iterator[None]:
-        """Inside one alternative of a branching statement (for telling rebinding from alternatives)."""
-        self._branches.append((id(node), alternative))
-        try:
+    def _alternative(self, node: Alternated, index: int) -> Iterator[None]:
+        """Inside one alternative (for telling rebinding from alternatives); in an `if`, with what its
+        test proves there."""
+        if not isinstance(node, cst.If):
+            with alternative_of(self._branches, node, index):
+                yield
+            return
+        (concrete, empty) = self._if_facts(node)
+        self._assume_narrowed(concrete[index])
+        with alternative_of(self._branches, node, index), self._slots_empty(empty[index]):
             yield
-        finally:
-            self._branches.pop()
+
+    def _join_branch(self, node: cst.If, taken: Env) -> None:
+        empty_if_false = self._if_tests.pop(id(node))[1][1]
+        if not _always_exits(node.body):  # `if isinstance(x, Tracer): raise ...`: x is concrete after it
+            self._join_env(taken)
+        elif node.orelse is None:  # `if k in table: raise ...`: k is absent after it
+            self._empty_slots += [(slot, len(self._loops)) for slot in empty_if_false]
 
     @contextmanager
     def _slots_empty(self, slots: list[Slot]) -> Iterator[None]:
@@ -184,23 +203,20 @@ class FlowDriver(ExpressionInterpreter):
             del self._empty_slots[known:]
 
     def _for(self, node: cst.CSTNode) -> None:
-        assert isinstance(node, cst.For)
+        super()._for(node)
+        self._loop_items.pop(id(node), None)
+
+    def _iterate_over(self, node: cst.For) -> None:
         iterable = self._eval(node.iter)
-        element = self._iteration_value(node.iter, iterable)
+        self._loop_items[id(node)] = self._iteration_value(node.iter, iterable)
         if iterable.flags & PYTHON_CONTAINER and not iterable.deps and self._fixed_iterable(node.iter):
             self.records.configuration_loops.add(id(node))
-        if runs_once(node):  # `for x in [x0]:` is straight-line code
-            self._bind(node.target, element)
-            self._suite(node.body)
-        else:
-            with self._in_loop(node):
-                def iteration() -> None:
-                    self._bind(node.target, element)
-                    self._suite(node.body)
 
-                self._loop(iteration)
-        if node.orelse is not None:
-            self._suite(node.orelse.body)
+    def _bind_item(self, node: cst.For) -> None:
+        self._bind(node.target, self._loop_items[id(node)])
+
+    def _looping(self, node: cst.CSTNode) -> ContextManager[None]:
+        return self._in_loop(node)
 
     def _fixed_iterable(self, iterable: cst.BaseExpression) -> bool:
         """A literal display (`("dense", "diagonal")`) or a module-level constant (`SIZES`): a fixed list."""
@@ -211,54 +227,17 @@ class FlowDriver(ExpressionInterpreter):
         resolved = self.scope.resolve(iterable.value)
         return resolved is not None and resolved[0].kind is ScopeKind.MODULE and iterable.value.isupper()
 
-    def _while(self, node: cst.CSTNode) -> None:
-        assert isinstance(node, cst.While)
-        with self._in_loop(node):
-            def iteration() -> None:
-                self._eval(node.test)
-                self._suite(node.body)
-
-            self._loop(iteration)
-        if node.orelse is not None:
-            self._suite(node.orelse.body)
-
-    def _loop(self, body: Callable[[], object]) -> None:
-        """Interpret a loop body until its environment is stable (at most twice): loop-carried values
-        seen on the second pass, so `acc = acc + x` is traced at its use in the next iteration. A loop
-        nested deeper than `FIXPOINT_DEPTH` runs once."""
-        before = dict(self._env)
-        body()
-        self._join_env(before)
-        if self._env != before and len(self._loops) <= FIXPOINT_DEPTH:
-            entry = dict(self._env)
-            body()
-            self._join_env(entry)
-
     def _try(self, node: cst.CSTNode) -> None:
         assert isinstance(node, (cst.Try, cst.TryStar))
-        before = dict(self._env)
-        with self._branch(node, 0):
-            self._suite(node.body)
-        self._join_env(before)
-        after_body = dict(self._env)
-        handlers: Sequence[cst.ExceptHandler | cst.ExceptStarHandler] = node.handlers
-        if any(self._handles_concretization(handler) for handler in handlers):
+        if any(self._handles_concretization(handler) for handler in node.handlers):
             self.records.concretization_caught.add(id(node))
-        for index, handler in enumerate(handlers, start=1):
-            self._swap_env(dict(after_body))
-            if handler.type is not None:
-                self._eval(handler.type)
-            with self._branch(node, index):
-                if handler.name is not None:
-                    self._bind(handler.name.name, UNKNOWN)
-                self._suite(handler.body)
-            after_body = self._merged(after_body, self._env)
-        self._swap_env(after_body)
-        if node.orelse is not None:
-            with self._branch(node, 0):
-                self._suite(node.orelse.body)
-        if node.finalbody is not None:
-            self._suite(node.finalbody.body)
+        super()._try(node)
+
+    def _enter_handler(self, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> None:
+        if handler.type is not None:
+            self._eval(handler.type)
+        if handler.name is not None:
+            self._bind(handler.name.name, UNKNOWN)
 
     def _handles_concretization(self, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
         """`except TypeError:` (or `jax.errors.ConcretizationTypeError`, or a tuple with one of them) whose
@@ -269,18 +248,19 @@ class FlowDriver(ExpressionInterpreter):
         caught = [e.value for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) else [handler.type]
         return any(qualified_name(self.scope, kind) in jax_api.CONCRETIZATION_ERRORS for kind in caught)
 
-    def _with(self, node: cst.CSTNode) -> None:
-        assert isinstance(node, cst.With)
-        eager = False
-        for item in node.items:
-            self._eval(item.item)
-            if item.asname is not None:
-                self._bind(item.asname.name, UNKNOWN)
-            eager |= isinstance(item.item, cst.Call) and self.records.call_names.get(id(item.item)) in jax_api.COMPILE_TIME_EVAL
-        key = self.function_key
+    def _enter_context(self, item: cst.WithItem) -> None:
+        self._eval(item.item)
+        if item.asname is not None:
+            self._bind(item.asname.name, UNKNOWN)
+
+    def _with_body(self, node: cst.With) -> None:
+        """A `jax.ensure_compile_time_eval()` body computes at once (see :meth:`_restage`)."""
+        eager = any(isinstance(item.item, cst.Call)
+                    and self.records.call_names.get(id(item.item)) in jax_api.COMPILE_TIME_EVAL for item in node.items)
         if not eager:
             self._suite(node.body)
             return
+        key = self.function_key
         before = dict(self._env)
         self._eager_blocks[key] = self._eager_blocks.get(key, 0) + 1
         try:
@@ -299,23 +279,16 @@ class FlowDriver(ExpressionInterpreter):
             if before.get(name) is not value and value.flags & JAX_ARRAY and not staged <= value.deps:
                 self._env[name] = replace(value, deps=value.deps | staged)
 
-    def _match(self, node: cst.CSTNode) -> None:
-        assert isinstance(node, cst.Match)
+    def _subject(self, node: cst.Match) -> None:
         self._eval(node.subject)
-        before = dict(self._env)
-        merged = dict(before)
-        for index, case in enumerate(node.cases):
-            self._swap_env(dict(before))
-            for captured in _captured_names(case.pattern):  # `case x:` rebinds `x`: its shape is unknown
-                current = self._env.get(captured)
-                if current is not None:
-                    self._env[captured] = current.without_shape()
-            if case.guard is not None:
-                self._eval(case.guard)
-            with self._branch(node, index):
-                self._suite(case.body)
-            merged = self._merged(merged, self._env)
-        self._swap_env(merged)
+
+    def _enter_case(self, case: cst.MatchCase) -> None:
+        for captured in _captured_names(case.pattern):  # `case x:` rebinds `x`: its shape is unknown
+            current = self._env.get(captured)
+            if current is not None:
+                self._env[captured] = current.without_shape()
+        if case.guard is not None:
+            self._eval(case.guard)
 
 
 def _always_exits(suite: cst.BaseSuite) -> bool:
@@ -336,19 +309,3 @@ def _captured_names(pattern: cst.MatchPattern) -> list[str]:
             names.append(node.rest.value)
         pending.extend(child_nodes(node))
     return names
-
-
-# The interpreters of statements by node type: class-level, so a builder holds no bound
-# methods of its own (they would make it a reference cycle, which only the cyclic collector frees).
-_STATEMENT_HANDLERS: dict[type[cst.CSTNode], Callable[[FlowDriver, cst.CSTNode], None]] = {
-    cst.SimpleStatementLine: FlowDriver._simple_statement_line,
-    cst.FunctionDef: FlowDriver._function_def,
-    cst.ClassDef: FlowDriver._class_def,
-    cst.If: FlowDriver._if,
-    cst.For: FlowDriver._for,
-    cst.While: FlowDriver._while,
-    cst.Try: FlowDriver._try,
-    cst.TryStar: FlowDriver._try,
-    cst.With: FlowDriver._with,
-    cst.Match: FlowDriver._match,
-}

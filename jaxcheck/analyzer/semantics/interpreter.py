@@ -29,6 +29,7 @@ import libcst as cst
 
 from jaxcheck.analyzer.semantics.budget import Budget
 from jaxcheck.analyzer.semantics.collectors import Collector
+from jaxcheck.analyzer.semantics.control_flow import LoopFrame
 from jaxcheck.analyzer.semantics.frameworks import Framework
 from jaxcheck.analyzer.semantics.guards import Guard, Guarding, GuardReader, KeyTest, Narrowed, Narrowing, Slot
 import jaxcheck.analyzer.semantics.jax_api as jax_api
@@ -43,6 +44,8 @@ from jaxcheck.analyzer.semantics.trace_roots import TraceRootReader
 from jaxcheck.analyzer.semantics.values import ARRAY_VALUED, CallArguments, JAX_ARRAY, UNKNOWN, StagedDep, Value
 
 Env = dict[str, Value]
+IfFacts = tuple[tuple[set[Narrowed], set[Narrowed]], tuple[list[Slot], list[Slot]]]
+"""What an `if` test proves in its two alternatives: the names known concrete, the cache slots known empty."""
 FunctionNode = cst.FunctionDef | cst.Lambda
 BRANCH = " branch"
 """A function environment's entry for the code being read: what a new array operation there depends on,
@@ -90,7 +93,9 @@ class InterpreterCore(TraceRootReader, ObjectReader, GuardReader, ReferenceReade
         self.root_sites: dict[tuple[str, TraceSpec], tuple[cst.CSTNode, bool]] = {}
         self._root_site: tuple[cst.CSTNode, bool] | None = None
         self.repeated_calls: set[str] = set()
-        """Callees called inside a loop, or at two sites of one caller that one run can both reach."""
+        """Callees called inside a loop."""
+        self.called_twice: set[str] = set()
+        """Callees called at two sites of one caller that one run of it can both reach."""
         self._call_sites: dict[tuple[str, str], dict[int, tuple[tuple[int, int], ...]]] = {}
         """(caller, callee) -> the branch path (see `_branches`) of each call site, by node id."""
         self.enables_x64 = False
@@ -153,6 +158,11 @@ class InterpreterCore(TraceRootReader, ObjectReader, GuardReader, ReferenceReade
         """Statements some pass of a loop read outside any guard (see `_note_branch`)."""
         self._branches: list[tuple[int, int]] = []
         self._loops: list[int] = []
+        self._loop_frames: list[LoopFrame[Env]] = []
+        self._if_tests: dict[int, IfFacts] = {}
+        """What the `if` statements being read prove in each alternative, by node id (see `FlowDriver._if_facts`)."""
+        self._loop_items: dict[int, Value] = {}
+        """The item value of each `for` loop being read, by node id."""
         self._order = 0
         self._outer_names: dict[tuple[str, BindingKind], OuterName] = {}
         self._transformed_locals: list[tuple[str, TraceSpec, str]] = []

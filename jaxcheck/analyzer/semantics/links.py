@@ -29,7 +29,7 @@ def link_groups(summary: ModuleSummary) -> Iterator[list[str]]:
         yield _function_group(function, walk)
     for root in summary.roots:
         yield [root.target]
-    for target in summary.repeated_calls:
+    for target in summary.repeated_calls | summary.called_twice:
         yield [target]
     for target in summary.exports.values():
         yield [target]

@@ -221,7 +221,7 @@ def _changed_groups(summary: ModuleSummary, other: ModuleSummary, changed_export
     extra_roots = Counter(summary.roots) - Counter(other.roots)
     for root in extra_roots:
         yield [root.target]
-    for target in summary.repeated_calls - other.repeated_calls:
+    for target in (summary.repeated_calls - other.repeated_calls) | (summary.called_twice - other.called_twice):
         yield [target]
     for name in changed_exports:
         if name in summary.exports:

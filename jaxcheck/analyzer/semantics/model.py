@@ -477,6 +477,11 @@ class SemanticModel:
         function that is (a one-shot `main()`, test or constructor is not)."""
         return function_key is not None and function_key in self.solution.repeated
 
+    def runs_more_than_once(self, function_key: str | None) -> bool:
+        """True when the function evidently runs more than once: it runs repeatedly, or one run of a caller
+        calls it twice (`a = f(x); b = f(y)`), or a function that does so calls it."""
+        return function_key is not None and function_key in self.solution.rerun
+
     def catches_concretization(self, node: cst.Try | cst.TryStar) -> bool:
         """Whether the handlers of `try` statement `node` catch the error a concretization raises on a
         tracer (`except TypeError:`, `except jax.errors.ConcretizationTypeError:`) without re-raising it."""
@@ -710,7 +715,7 @@ class SemanticModel:
         else:
             params = node.params
             scope = self.function_key(node)
-            body = node.body.body if isinstance(node, cst.FunctionDef) else (cst.Expr(node.body),)
+            body = node.body.body if isinstance(node, cst.FunctionDef) else (cst.SimpleStatementLine((cst.Expr(node.body),)),)
             parameters = tuple(
                 p.name.value
                 for p in (*params.posonly_params, *params.params, *params.kwonly_params, params.star_arg,

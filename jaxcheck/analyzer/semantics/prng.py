@@ -1,9 +1,9 @@
 """PRNG key linearity (JAX401): a flow-sensitive pass over the statements of one function.
 
-The pass abstract-interprets the function's control flow (branches join, loops run to a fixpoint
-or once over a one-element display, `return`/`raise`/`break`/`continue` end their path, and the last
-statement of a test's `with pytest.raises(...)` block raises) with a state that maps each name known to hold a
-key to the consumption sites of that key on some path reaching the current point. A consumption of a
+The pass runs on the model's flow driver (:mod:`.control_flow`: branches join, loops run to a bounded
+fixpoint or once over a one-element display, `return`/`raise`/`break`/`continue` end their path), and
+the last statement of a test's `with pytest.raises(...)` block raises, with a state that maps each name
+known to hold a key to the consumption sites of that key on some path reaching the current point. A consumption of a
 key that is already consumed on some path is a reuse. Names hold keys when they are bound from
 `jax.random.key`/`PRNGKey`/`split`/`fold_in`/`wrap_key_data`/`clone` (or an item of one), when they
 are passed as the key to a `jax.random` call anywhere in the function, or when they are parameters
@@ -18,13 +18,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal, Optional
 
 import libcst as cst
 
 import jaxcheck.analyzer.semantics.jax_api as jax_api
-from jaxcheck.analyzer.semantics.budget import FIXPOINT_DEPTH, STEPS
+from jaxcheck.analyzer.semantics.budget import STEPS
+from jaxcheck.analyzer.semantics.control_flow import ControlFlow
 from jaxcheck.analyzer.semantics.syntax import bound_names, chain_root, dotted, runs_once, target_names
 from jaxcheck.analyzer.tree import child_nodes, scan
 
@@ -76,10 +77,10 @@ State = Optional[dict[str, _Key]]
 """Keys by name; None for an unreachable point (after `return`, `raise`, `break`, `continue`)."""
 
 _FRESH = _Key()
-_MAX_PASSES = 3
 
 
-def _join(*states: State) -> State:
+def _joined(*states: State) -> State:
+    """The state where paths that left `states` meet (None: no path reaches it)."""
     result: State = None
     for state in states:
         if state is None:
@@ -97,17 +98,6 @@ def _join(*states: State) -> State:
 def is_key_like_name(name: str) -> bool:
     """Parameter names that conventionally hold PRNG keys."""
     return name in ("key", "rng") or name.endswith("_key") or name.startswith("prng")
-
-
-@dataclass(slots=True)
-class _Loop:
-    """A loop being interpreted: the names it assigns, and the states its `break`s and `continue`s
-    leave with. A loop that does not `repeat` (`for x in [x0]:`) runs its body once."""
-
-    assigned: frozenset[str]
-    repeats: bool = True
-    breaks: list[State] = field(default_factory=list)
-    continues: list[State] = field(default_factory=list)
 
 
 class _Evidence:
@@ -222,20 +212,24 @@ def find_key_reuses(body: Sequence[cst.CSTNode], parameters: Iterable[str], call
     analysis.carry = carry
     analysis.returns_to_caller = returns_to_caller
     analysis.per_call = per_call and not per_item
-    analysis.block(body, {name: _FRESH for name in keys})
+    analysis.state = {name: _FRESH for name in keys}
+    analysis._block(body)
     return list(analysis.reports.values())
 
 
-class _Analysis:
+class _Analysis(ControlFlow[State]):
+    """The walk of one body: the keys on the current path (`state`) and the reuses found."""
+
     def __init__(self, call_name: CallName, ignores_argument: IgnoresArgument, keys: frozenset[str],
                  not_keys: set[str]) -> None:
+        self.state: State = None
+        self._loop_frames = []
         self.call_name = call_name
         self.ignores_argument = ignores_argument
         self.keys = keys
         self.not_keys = not_keys
         self.nodes: dict[int, cst.CSTNode] = {}
         self.origins: dict[int, int] = {}  # creating call -> first consumption of a key it made
-        self.loops: list[_Loop] = []
         self._assigned: dict[int, frozenset[str]] = {}
         """The names each loop assigns, by the loop node's id (scanned once, not once per pass)."""
         self.batch_bound: frozenset[str] | None = None
@@ -266,82 +260,103 @@ class _Analysis:
         """`partial(...)` calls bound to a name; any other partial (passed on) may be called at once."""
         """Names bound to `functools.partial(f, key, ...)`, with the keys they carry."""
 
+    # ------------------------------------------------------------------------- the driver's state
+    def _current(self) -> State:
+        return self.state
+
+    def _switch(self, state: State) -> State:
+        previous, self.state = self.state, state
+        return previous
+
+    def _copy(self, state: State) -> State:
+        return None if state is None else dict(state)
+
+    def _join(self, states: Sequence[State]) -> State:
+        return _joined(*states)
+
+    def _reachable(self) -> bool:
+        return self.state is not None
+
+    def _end_path(self) -> None:
+        self.state = None
+
+    def _live(self) -> dict[str, _Key]:
+        """The keys on the current path (expressions are only read where a path runs)."""
+        assert self.state is not None
+        return self.state
+
     # ---------------------------------------------------------------------------------- statements
-    def block(self, statements: Sequence[cst.CSTNode], state: State) -> State:
-        for statement in statements:
-            if state is None:
-                return None
-            state = self.statement(statement, state)
-        return state
-
-    def suite(self, suite: cst.BaseSuite, state: State) -> State:
-        if isinstance(suite, cst.IndentedBlock):
-            return self.block(suite.body, state)
-        return self.block(suite.body, state) if isinstance(suite, cst.SimpleStatementSuite) else state
-
-    def statement(self, node: cst.CSTNode, state: dict[str, _Key]) -> State:
+    def _statement(self, statement: cst.CSTNode) -> None:
         STEPS.spend()
-        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            return self.block(node.body, state)
+        super()._statement(statement)
+
+    def _simple_statements(self, statements: Sequence[cst.BaseSmallStatement]) -> None:
+        for statement in statements:
+            if self.state is None:
+                return
+            self._small_statement(statement)
+
+    def _small_statement(self, node: cst.BaseSmallStatement) -> None:
+        STEPS.spend()
+        state = self._live()
         if isinstance(node, cst.Expr):
-            return self.expr(node.value, state)
-        if isinstance(node, (cst.Assign, cst.AnnAssign)):
+            self.expr(node.value)
+        elif isinstance(node, (cst.Assign, cst.AnnAssign)):
             if node.value is None:
-                return state
+                return
             if isinstance(node.value, cst.Call) and self.call_name(node.value) in jax_api.PARTIAL:
                 self.named_partials.add(id(node.value))
-            state = self.expr(node.value, state)
+            self.expr(node.value)
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             for target in targets:
-                self.bind(target, node.value, state)
-            return state
-        if isinstance(node, cst.AugAssign):
-            state = self.expr(node.value, state)
-            self.bind(node.target, None, state)
-            return state
-        if isinstance(node, (cst.Return, cst.Raise)):
-            self.children(node, state)
+                self.bind(target, node.value, self._live())
+        elif isinstance(node, cst.AugAssign):
+            self.expr(node.value)
+            self.bind(node.target, None, self._live())
+        elif isinstance(node, (cst.Return, cst.Raise)):
+            self.children(node)
             if isinstance(node, cst.Return) and node.value is not None and (self.carry or self.returns_to_caller):
-                self.returned(node, node.value, state)
-            return None
-        if isinstance(node, (cst.Break, cst.Continue)):
-            if self.loops:
-                frame = self.loops[-1]
-                (frame.breaks if isinstance(node, cst.Break) else frame.continues).append(state)
-            return None
-        if isinstance(node, cst.Del):
+                self.returned(node, node.value, self._live())
+            self._end_path()
+        elif isinstance(node, cst.Break):
+            self._break()
+        elif isinstance(node, cst.Continue):
+            self._continue()
+        elif isinstance(node, cst.Del):
             for name in target_names(node.target):
                 state.pop(name, None)
-            return state
-        if isinstance(node, cst.If):
-            return self.if_(node, state)
-        if isinstance(node, cst.For):
-            return self.for_(node, state)
-        if isinstance(node, cst.While):
-            return self.while_(node, state)
-        if isinstance(node, (cst.Try, cst.TryStar)):
-            return self.try_(node, state)
-        if isinstance(node, cst.With):
-            for item in node.items:
-                state = self.expr(item.item, state)
-                if item.asname is not None:
-                    self.bind(item.asname.name, None, state)
-            statements = node.body.body
-            if self.expects_raise(node) and statements and not isinstance(statements[-1], cst.BaseCompoundStatement):
-                return self.block(statements[:-1], state)  # the last raises: nothing it draws is ever seen
-            return self.suite(node.body, state)
-        if isinstance(node, cst.Match):
-            state = self.expr(node.subject, state)
-            return _join(state, *(self.suite(case.body, dict(state)) for case in node.cases))
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            state.pop(node.name.value, None)
-            return state
-        if isinstance(node, cst.Assert) and isinstance(node.test, cst.Call) \
+        elif isinstance(node, cst.Assert) and isinstance(node.test, cst.Call) \
                 and not jax_api.is_random_call(self.call_name(node.test)):
-            return state  # `assert is_prng_key(key)`: a predicate checks the key, it draws nothing
-        if isinstance(node, (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal, cst.Pass)):
-            return state
-        return self.children(node, state)
+            return  # `assert is_prng_key(key)`: a predicate checks the key, it draws nothing
+        elif not isinstance(node, (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal, cst.Pass)):
+            self.children(node)
+
+    def _definition(self, node: cst.FunctionDef | cst.ClassDef) -> None:
+        self._live().pop(node.name.value, None)
+
+    def _condition(self, statement: cst.If | cst.While, test: cst.BaseExpression) -> None:
+        self.expr(test)
+
+    def _subject(self, node: cst.Match) -> None:
+        self.expr(node.subject)
+
+    def _iterate_over(self, node: cst.For) -> None:
+        self.expr(node.iter)
+
+    def _bind_item(self, node: cst.For) -> None:
+        self.bind_iteration(node.target, node.iter, self._live())
+
+    def _enter_context(self, item: cst.WithItem) -> None:
+        self.expr(item.item)
+        if item.asname is not None:
+            self.bind(item.asname.name, None, self._live())
+
+    def _with_body(self, node: cst.With) -> None:
+        statements = node.body.body
+        if self.expects_raise(node) and statements and not isinstance(statements[-1], cst.BaseCompoundStatement):
+            self._block(statements[:-1])  # the last raises: nothing it draws is ever seen
+        else:
+            self._suite(node.body)
 
     def expects_raise(self, node: cst.With) -> bool:
         """Whether the block is a test's `with pytest.raises(...)` (or `self.assertRaises(...)`): it ends by
@@ -356,112 +371,42 @@ class _Analysis:
                 return True
         return False
 
-    def if_(self, node: cst.If, state: dict[str, _Key]) -> State:
-        state = self.expr(node.test, state)
-        body = self.suite(node.body, dict(state))
-        if isinstance(node.orelse, cst.If):
-            other = self.if_(node.orelse, dict(state))
-        elif node.orelse is not None:
-            other = self.suite(node.orelse.body, dict(state))
-        else:
-            other = state
-        return _join(body, other)
-
-    def for_(self, node: cst.For, state: dict[str, _Key]) -> State:
-        state = self.expr(node.iter, state)
-
-        def iteration(head: dict[str, _Key]) -> State:
-            self.bind_iteration(node.target, node.iter, head)
-            return self.suite(node.body, head)
-
-        exit_state, breaks = self.loop(node, state, iteration, repeats=not runs_once(node))
-        if node.orelse is not None and exit_state is not None:
-            exit_state = self.suite(node.orelse.body, exit_state)
-        return _join(exit_state, *breaks)
-
-    def while_(self, node: cst.While, state: dict[str, _Key]) -> State:
-        def iteration(head: dict[str, _Key]) -> State:
-            return self.suite(node.body, self.expr(node.test, head))
-
-        head, breaks = self.loop(node, state, iteration)
-        exit_state = self.expr(node.test, head) if head is not None else None
-        if node.orelse is not None and exit_state is not None:
-            exit_state = self.suite(node.orelse.body, exit_state)
-        return _join(exit_state, *breaks)
-
-    def loop(self, node: cst.For | cst.While, entry: dict[str, _Key],
-             iteration: Callable[[dict[str, _Key]], State], repeats: bool = True) -> tuple[State, list[State]]:
-        """Run `iteration` from the loop head until the head state is stable, at most `_MAX_PASSES` times
-        (once when the loop does not `repeat`, or sits inside `FIXPOINT_DEPTH` repeating loops); the head
-        state (the loop ends normally) and the `break` states."""
-        assigned = self._assigned.get(id(node))
-        if assigned is None:
-            assigned = self._assigned[id(node)] = frozenset(_assigned_names(node))
-        passes = _MAX_PASSES if sum(loop.repeats for loop in self.loops) < FIXPOINT_DEPTH else 1
-        frame = _Loop(assigned, repeats)
-        self.loops.append(frame)
-        head: dict[str, _Key] = entry
-        try:
-            if not repeats:
-                return _join(iteration(dict(head)), *frame.continues), list(frame.breaks)
-            for _ in range(passes):
-                frame.breaks.clear()
-                frame.continues.clear()
-                end = iteration(dict(head))
-                new_head = _join(head, end, *frame.continues)
-                assert new_head is not None
-                if new_head == head:
-                    break
-                head = new_head
-        finally:
-            self.loops.pop()
-        return head, list(frame.breaks)
-
-    def try_(self, node: cst.Try | cst.TryStar, state: dict[str, _Key]) -> State:
-        body = self.suite(node.body, dict(state))
-        handler_entry = _join(state, body)
-        assert handler_entry is not None
-        handlers = [self.suite(handler.body, dict(handler_entry)) for handler in node.handlers]
-        if node.orelse is not None and body is not None:
-            body = self.suite(node.orelse.body, body)
-        result = _join(body, *handlers)
-        if node.finalbody is not None:
-            result = self.suite(node.finalbody.body, result if result is not None else dict(handler_entry))
-        return result
-
     # --------------------------------------------------------------------------------- expressions
-    def children(self, node: cst.CSTNode, state: dict[str, _Key]) -> dict[str, _Key]:
+    def children(self, node: cst.CSTNode) -> None:
         for child in child_nodes(node):
-            state = self.expr(child, state)
-        return state
+            self.expr(child)
 
-    def expr(self, node: cst.CSTNode, state: dict[str, _Key]) -> dict[str, _Key]:
-        """Evaluate `node` in Python's order; consumptions update `state` (returned)."""
+    def expr(self, node: cst.CSTNode) -> None:
+        """Evaluate `node` in Python's order; consumptions update the current state."""
         STEPS.spend()
         if isinstance(node, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
-            return state
+            return
         if isinstance(node, cst.IfExp):
-            state = self.expr(node.test, state)
-            result = _join(self.expr(node.body, dict(state)), self.expr(node.orelse, dict(state)))
-            assert result is not None
-            return result
+            self.expr(node.test)
+            entry = self._fork()
+            self.expr(node.body)
+            taken = self._switch(entry)
+            self.expr(node.orelse)
+            self.state = _joined(taken, self.state)
+            return
         if isinstance(node, cst.BooleanOperation):
-            state = self.expr(node.left, state)
-            result = _join(state, self.expr(node.right, dict(state)))
-            assert result is not None
-            return result
+            self.expr(node.left)
+            entry = self._fork()
+            self.expr(node.right)
+            self.state = _joined(entry, self.state)
+            return
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
-            return self.comprehension(node, state)
+            self.comprehension(node)
+            return
         if isinstance(node, cst.NamedExpr):
-            state = self.expr(node.value, state)
-            self.bind(node.target, node.value, state)
-            return state
+            self.expr(node.value)
+            self.bind(node.target, node.value, self._live())
+            return
         if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Call) and self._indexed_per_run(node):
             self.indexed_draws.add(id(node.value))
-        state = self.children(node, state)
+        self.children(node)
         if isinstance(node, cst.Call):
-            self.call(node, state)
-        return state
+            self.call(node, self._live())
 
     def _indexed_per_run(self, node: cst.Subscript) -> bool:
         """`split(key, n)[i]` with `i` bound by this function: every run takes another part of the draw."""
@@ -470,34 +415,35 @@ class _Analysis:
         return any(not _invariant(element.slice.value, self.batch_bound)
                    for element in node.slice if isinstance(element.slice, cst.Index))
 
-    def comprehension(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp,
-                      state: dict[str, _Key]) -> dict[str, _Key]:
+    def comprehension(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp) -> None:
         """The first iterable runs once; the rest runs per element, like a loop body."""
-        state = self.expr(node.for_in.iter, state)
+        self.expr(node.for_in.iter)
         bound = set(target_names(node.for_in.target))
+        state = self._live()
         saved = {name: state[name] for name in bound if name in state}
 
-        def iteration(head: dict[str, _Key]) -> State:
+        def iteration() -> None:
             clause: cst.CompFor | None = node.for_in
             first = True
             while clause is not None:
                 if not first:
-                    head = self.expr(clause.iter, head)
+                    self.expr(clause.iter)
                     bound.update(target_names(clause.target))
-                self.bind_iteration(clause.target, clause.iter, head)
+                self.bind_iteration(clause.target, clause.iter, self._live())
                 for condition in clause.ifs:
-                    head = self.expr(condition.test, head)
+                    self.expr(condition.test)
                 clause, first = clause.inner_for_in, False
             if isinstance(node, cst.DictComp):
-                return self.expr(node.value, self.expr(node.key, head))
-            return self.expr(node.elt, head)
+                self.expr(node.key)
+                self.expr(node.value)
+            else:
+                self.expr(node.elt)
 
-        head, _ = self.loop(node, state, iteration)  # type: ignore[arg-type]
-        assert head is not None
+        self._loop(node, iteration)
+        head = self._live()
         for name in bound:
             head.pop(name, None)
         head.update(saved)
-        return head
 
     def call(self, node: cst.Call, state: dict[str, _Key]) -> None:
         name = self.call_name(node)
@@ -596,9 +542,16 @@ class _Analysis:
                 if isinstance(site, cst.Call):
                     self._report(KeyReuse(site, name, node, kind))
 
-    def _repeating(self) -> _Loop | None:
-        """The innermost loop being interpreted that repeats its body."""
-        return next((loop for loop in reversed(self.loops) if loop.repeats), None)
+    def _repeating(self) -> cst.CSTNode | None:
+        """The innermost loop being walked that repeats its body."""
+        return next((frame.node for frame in reversed(self._loop_frames) if frame.repeats), None)
+
+    def _assigned_in(self, loop: cst.CSTNode) -> frozenset[str]:
+        """The names `loop` (re)binds anywhere, its target included (scanned once, not once per pass)."""
+        assigned = self._assigned.get(id(loop))
+        if assigned is None:
+            assigned = self._assigned[id(loop)] = frozenset(_assigned_names(loop))
+        return assigned
 
     def _report(self, reuse: KeyReuse) -> None:
         self.reports.setdefault((id(reuse.node), reuse.key), reuse)
@@ -665,15 +618,15 @@ class _Analysis:
             arguments = [a.value for a in iterable.args if a.keyword is None and not a.star]
             if name == "builtins.enumerate" and arguments and len(target.elements) == 2:
                 self.bind(target.elements[0].value, None, state)
-                self._bind_item(target.elements[1].value, arguments[0], state)
+                self._bind_element(target.elements[1].value, arguments[0], state)
                 return
             if name == "builtins.zip" and len(arguments) == len(target.elements):
                 for element, argument in zip(target.elements, arguments):
-                    self._bind_item(element.value, argument, state)
+                    self._bind_element(element.value, argument, state)
                 return
-        self._bind_item(target, iterable, state)
+        self._bind_element(target, iterable, state)
 
-    def _bind_item(self, target: cst.BaseExpression, iterable: cst.BaseExpression, state: dict[str, _Key]) -> None:
+    def _bind_element(self, target: cst.BaseExpression, iterable: cst.BaseExpression, state: dict[str, _Key]) -> None:
         if isinstance(target, cst.Name) and self.key_kind(iterable, state) is not None and target.value not in self.not_keys:
             state[target.value] = _FRESH
         else:
@@ -713,7 +666,8 @@ class _Analysis:
                 self.batch_origins.add(id(value))
                 return id(value)
             return None
-        if value.args and all(_invariant(arg.value, loop.assigned) for arg in value.args):
+        assigned = self._assigned_in(loop)
+        if value.args and all(_invariant(arg.value, assigned) for arg in value.args):
             self.nodes[id(value)] = value
             return id(value)
         return None

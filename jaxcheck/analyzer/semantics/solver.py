@@ -227,9 +227,11 @@ class Solution:
     shortest chain to a root."""
     resolve: _Resolver | None = None
     repeated: set[str] = field(default_factory=set)
-    """Functions evidently run more than once: called inside a loop (module level too) or at two call sites
-    one run of their caller reaches, or called by a function that is. A test, `main()` or a constructor
-    called once is not."""
+    """Functions evidently run many times: called inside a loop (module level too), or called by a function
+    that is. A test, `main()` or a constructor called once is not."""
+    rerun: set[str] = field(default_factory=set)
+    """Functions evidently run more than once: those of :attr:`repeated`, those called at two call sites one
+    run of their caller reaches (`a = f(x); b = f(y)`), and the functions any of them calls."""
     digests: dict[str, str] = field(default_factory=dict)
     """The content digest of each module's file, by path (see :attr:`ModuleSummary.digest`)."""
     x64_enabled: bool = False
@@ -544,6 +546,8 @@ class Solution:
             parts.append(repr((key, *facts, self._distinct_contexts(key))))
         if key in self.repeated:
             parts.append(repr((key, "repeated")))
+        elif key in self.rerun:
+            parts.append(repr((key, "rerun")))
         if self.state_of(key).jax_array_params:
             parts.append(repr((key, sorted(self.state_of(key).jax_array_params))))
         return parts
@@ -909,8 +913,11 @@ def solve(summaries: Iterable[ModuleSummary], project_modules: Iterable[str] = (
                 changed = True
     solution.converged = not changed
     solution.forget_evaluations()
-    seeds = (resolve(target) for summary in summaries for target in summary.repeated_calls)
-    solution.repeated = _repeated({key for key in seeds if key is not None}, functions, solution.callee_graph())
+    callees = solution.callee_graph()
+    seeds = {key for summary in summaries for target in summary.repeated_calls if (key := resolve(target)) is not None}
+    solution.repeated = _repeated(seeds, functions, callees)
+    seeds |= {key for summary in summaries for target in summary.called_twice if (key := resolve(target)) is not None}
+    solution.rerun = _repeated(seeds, functions, callees)
     return solution
 
 

@@ -250,7 +250,8 @@ class CallEdge:
 class ModuleSummary:
     """Everything other modules need to know about one module. `exports` maps module-level names to
     the qualified names they are bound to (imports and definitions), for re-export resolution;
-    `repeated_calls` seeds which functions run repeatedly (see :attr:`Solution.repeated`)."""
+    `repeated_calls` seeds which functions run repeatedly (see :attr:`Solution.repeated`), and with
+    `called_twice` which run more than once (:attr:`Solution.rerun`)."""
 
     module: str
     path: str
@@ -259,14 +260,16 @@ class ModuleSummary:
     edges: tuple[CallEdge, ...] = ()
     exports: dict[str, str] = field(default_factory=dict)
     repeated_calls: frozenset[str] = frozenset()
-    """Callees (function keys or imported qualified names) called inside a loop somewhere in the module, or
-    twice in one run of a caller (two call sites not in alternative branches)."""
+    """Callees (function keys or imported qualified names) called inside a loop somewhere in the module."""
     enables_x64: bool = False
     """The module may turn on 64-bit mode: it names the `jax_enable_x64` option or `JAX_ENABLE_X64` variable
     in a string, or calls `jax.enable_x64`/`jax.experimental.enable_x64`."""
     wide_dtypes: bool = False
     """The module names a 64-bit dtype (`jnp.float64`, `np.int64`, `"complex128"`): its lint depends on
     whether the project enables x64."""
+    called_twice: frozenset[str] = frozenset()
+    """Callees called at two call sites of one caller that one run of it can both reach (not in alternative
+    branches): `a = f(x); b = f(y)`."""
     cut: tuple[str, ...] = ()
     """The functions (keys; the module's own key for its module-level code) whose work budget ran out
     (see :mod:`jaxcheck.analyzer.semantics.budget`): their facts are unknown, and nothing is reported in

@@ -24,8 +24,9 @@ class TransformInLoop(Rule):
     `value_and_grad`) applied to a callable that is created anew each time: a lambda, a local `def`,
     a `functools.partial`, another transform's result, or a bound method (`self.step`: reading it makes a
     new bound method each time, even of the same object; `obj.step` of an object made anew), either
-    inside a loop body or inside a function body that evidently runs more than once (it is called in a
-    loop, or at two call sites one run of its caller reaches). `flax.nnx.jit` keeps its compiled
+    inside a loop body or inside a function body that evidently runs many times (it is called in a loop),
+    or called right away inside one that evidently runs more than once (at two call sites one run of its
+    caller reaches). `flax.nnx.jit` keeps its compiled
     program in the wrapper it returns, so applying it there recompiles even a module-level function.
 
     ## Why is this bad?
@@ -115,7 +116,10 @@ class TransformInLoop(Rule):
         Valid("import jax\ndef outer():\n    for n in range(3):\n        pass\n    return jax.jit(lambda x: x)\n"),
         Valid("import jax\ndef run(ws):\n    for w in ws:\n        jax.grad(lambda v: v * w)(w)\n"),
         Valid("import jax\n@jax.jit\ndef step(p):\n    def loss(q):\n        return q * q\n    return jax.grad(loss)(p)\n"),
-        # One-shot calls: nothing evidently runs the enclosing function twice.
+        # One-shot calls: nothing evidently runs the enclosing function twice (calls in alternative branches
+        # run one of them); a factory called twice makes two functions, each compiled once and kept.
+        Valid("import jax\ndef make_step(lr):\n    return jax.jit(lambda p: p - lr)\ndef main(p):\n"
+              "    fast, slow = make_step(0.1), make_step(0.01)\n    return fast(p), slow(p)\n"),
         Valid("import jax\ndef step(x):\n    return jax.jit(lambda v: v + 1)(x)\ndef main(x, train):\n"
               "    if train:\n        return step(x)\n    else:\n        return step(-x)\n"),
         Valid("import jax\ndef step(x):\n    return jax.jit(lambda v: v + 1)(x)\ndef main(x, train):\n"
@@ -240,6 +244,9 @@ class TransformInLoop(Rule):
         elif self.model.runs_repeatedly(site.function):
             use = "and called at once " if called else ""
             self.report(node, f"transform applied to {created} {use}in a function that runs repeatedly (it is "
-                              "called in a loop, or twice in a row): every call creates a new function, so JAX "
-                              "retraces and "
+                              "called in a loop): every call creates a new function, so JAX retraces and "
                               "recompiles it each time; apply the transform once at module level")
+        elif called and self.model.runs_more_than_once(site.function):
+            self.report(node, f"transform applied to {created} and called at once in a function that runs more "
+                              "than once (it is called twice in a row): every call creates a new function, so "
+                              "JAX retraces and recompiles it each time; apply the transform once at module level")
