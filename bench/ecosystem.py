@@ -1,10 +1,13 @@
 """The ecosystem check: jaxcheck on real user-written JAX code, every finding judged by a person.
 
     ../shared/corpus/fetch-ecosystem.sh .ecosystem && ../shared/corpus/fetch.sh .corpus
+    ../shared/corpus/fetch-notebooks.sh .notebooks
     python bench/ecosystem.py                 # compare with the committed baseline
     python bench/ecosystem.py --update        # write the baseline: keep verdicts, add new findings unjudged
+    python bench/ecosystem.py --only notebooks  # one corpus (the others' findings are left alone)
 
-Each project folder of the two corpora is checked on its own (as its maintainers would run it), with
+Each project folder of the three corpora (the third holds Jupyter notebooks, whose findings are keyed
+by cell: `path:cell N:line:column:CODE`) is checked on its own (as its maintainers would run it), with
 every rule (`--select ALL` by default). Findings are compared with `bench/ecosystem_baseline.json`, in
 which every finding carries a verdict, `true` (a real bug), `intended` (what the rule describes, done on
 purpose) or `false` (a false alarm), and a one-line reason judged by reading the code. The script
@@ -25,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # measure this 
 
 from jaxcheck.analyzer.config import Configuration
 from jaxcheck.analyzer.engine import Linter
+from jaxcheck.analyzer.output.context import read_notebook_indexes
 from jaxcheck.analyzer.registry import all_rules
 
 BASELINE = Path(__file__).with_name("ecosystem_baseline.json")
@@ -40,10 +44,13 @@ class Finding:
     column: int
     code: str
     message: str
+    cell: int | None = None
+    """The notebook cell `line` is in (None in a Python file)."""
 
     @property
     def key(self) -> str:
-        return f"{self.path}:{self.line}:{self.column}:{self.code}"
+        cell = f"cell {self.cell}:" if self.cell is not None else ""
+        return f"{self.path}:{cell}{self.line}:{self.column}:{self.code}"
 
 
 def project_folders(corpora: list[Path]) -> list[Path]:
@@ -66,9 +73,13 @@ def run(folders: list[Path], select: list[str], jobs: int) -> tuple[list[Finding
         report = linter.check_paths([folder], jobs=jobs)
         base = folder.parent.parent
         errors += [str(error) for error in report.errors]
+        notebooks = read_notebook_indexes(d.path for d in report.diagnostics)
         for d in report.diagnostics:
             path = Path(d.path).resolve().relative_to(base.resolve()).as_posix()
-            findings.append(Finding(path, d.range.start.line, d.range.start.column + 1, d.code, d.message))
+            index = notebooks.get(d.path)
+            place = index.place(d.range.start) if index is not None else None
+            line, column = (place.line, place.column) if place is not None else (d.range.start.line, d.range.start.column)
+            findings.append(Finding(path, line, column + 1, d.code, d.message, place.cell if place else None))
     return sorted(findings), errors
 
 
@@ -79,8 +90,12 @@ def load_baseline(path: Path) -> dict[str, dict[str, str | None]]:
     return {entry["key"]: entry for entry in entries}
 
 
-def write_baseline(path: Path, findings: list[Finding], baseline: dict[str, dict[str, str | None]]) -> None:
-    entries = []
+def write_baseline(path: Path, findings: list[Finding], baseline: dict[str, dict[str, str | None]],
+                   kept: tuple[str, ...] = ()) -> None:
+    """Write `findings` with the verdicts `baseline` has for them; the file's entries under the corpus
+    folders `kept` (not checked this run) stay as they are, each corpus's entries together."""
+    entries = [entry for entry in json.loads(path.read_text(encoding="utf-8")) if entry["key"].startswith(kept)] \
+        if kept and path.exists() else []
     for finding in findings:
         old = baseline.get(finding.key, {})
         entries.append({
@@ -89,6 +104,7 @@ def write_baseline(path: Path, findings: list[Finding], baseline: dict[str, dict
             "verdict": old.get("verdict"),
             "reason": old.get("reason"),
         })
+    entries.sort(key=lambda entry: str(entry["key"]).split("/", 1)[0])  # stable: each corpus keeps its order
     path.write_text(json.dumps(entries, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
@@ -122,6 +138,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ecosystem", type=Path, default=Path(".ecosystem"), help="fetch-ecosystem.sh's folder")
     parser.add_argument("--corpus", type=Path, default=Path(".corpus"), help="fetch.sh's folder (jax, flax, ...)")
+    parser.add_argument("--notebooks", type=Path, default=Path(".notebooks"), help="fetch-notebooks.sh's folder")
+    parser.add_argument("--only", choices=("ecosystem", "corpus", "notebooks"), action="append",
+                        help="check only this corpus (repeatable); the baseline's other entries are kept as they are")
     parser.add_argument("--baseline", type=Path, default=BASELINE)
     parser.add_argument("--select", default="ALL", help="rules to run, comma-separated (default: every rule)")
     parser.add_argument("-j", "--jobs", type=int, default=2)
@@ -131,11 +150,14 @@ def main() -> int:
     select = [code.strip() for code in args.select.split(",")]
     if select == ["ALL"]:
         select = [rule.code for rule in all_rules()]
-    findings, errors = run(project_folders([args.ecosystem, args.corpus]), select, args.jobs)
+    corpora = [folder for name, folder in (("ecosystem", args.ecosystem), ("corpus", args.corpus),
+                                           ("notebooks", args.notebooks)) if not args.only or name in args.only]
+    findings, errors = run(project_folders(corpora), select, args.jobs)
     baseline = load_baseline(args.baseline)
     current = {finding.key for finding in findings}
     new = [f for f in findings if f.key not in baseline]
-    vanished = sorted(key for key in baseline if key not in current)
+    ran = tuple(f"{corpus.name}/" for corpus in corpora)
+    vanished = sorted(key for key in baseline if key.startswith(ran) and key not in current)
     for error in errors:
         print(f"error: {error}")
     for finding in new:
@@ -143,14 +165,16 @@ def main() -> int:
     for key in vanished:
         entry = baseline[key]
         print(f"vanished: {key} (was {entry.get('verdict') or 'unjudged'}: {entry.get('reason') or ''})")
-    for corpus in (args.ecosystem, args.corpus):
+    for corpus in corpora:
         part = [f for f in findings if f.path.startswith(f"{corpus.name}/")]
         print(f"\n{corpus.name}: {len(part)} findings")
         print("\n".join(precision_table(part, baseline)))
-    print("\nboth corpora:")
+    print("\nall corpora checked:")
     print("\n".join(precision_table(findings, baseline)))
     if args.update:
-        write_baseline(args.baseline, findings, baseline)
+        others = tuple(f"{folder.name}/" for folder in (args.ecosystem, args.corpus, args.notebooks)
+                       if folder not in corpora)
+        write_baseline(args.baseline, findings, baseline, others)
         print(f"wrote {args.baseline} ({len(findings)} findings)")
     unjudged = [f for f in findings if (baseline.get(f.key) or {}).get("verdict") not in VERDICTS]
     if unjudged:

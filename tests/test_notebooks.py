@@ -308,3 +308,25 @@ def test_notebook_output_snapshot(name: str, tmp_path: Path, monkeypatch, capsys
     if os.environ.get("JAXCHECK_UPDATE_SNAPSHOTS"):
         snapshot.write_text(out)
     assert out == snapshot.read_text()
+
+
+CORPUS = ROOT / ".notebooks"
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="fetch the notebook corpus first: ../shared/corpus/fetch-notebooks.sh")
+def test_fix_on_every_corpus_notebook_round_trips_except_the_fixed_cells(tmp_path: Path, capsys):
+    originals = {path.relative_to(CORPUS): path.read_bytes() for path in sorted(CORPUS.rglob("*.ipynb"))}
+    for relative, data in originals.items():
+        assert read_notebook(data).with_text(read_notebook(data).text) == data, relative
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_bytes(data)
+    run(capsys, "check", "--no-cache", "--fix", "--unsafe-fixes", "--select", "ALL", str(tmp_path))
+    changed = 0
+    for relative, before in originals.items():
+        after = (tmp_path / relative).read_bytes()
+        assert _outside_sources(after) == _outside_sources(before), relative
+        old, new = json.loads(before)["cells"], json.loads(after)["cells"]
+        assert all(a == b or {k: v for k, v in a.items() if k != "source"} == {k: v for k, v in b.items() if k != "source"}
+                   for a, b in zip(old, new)) and len(old) == len(new), relative
+        changed += after != before
+    assert changed  # the corpus has fixable findings, so the comparison above saw fixed cells
