@@ -601,3 +601,26 @@ def test_value_flags_are_distinct_bits_named_by_the_int_flag():
     assert all(getattr(values, member.name) == member.value and type(getattr(values, member.name)) is int
                for member in members)
     assert repr(values.ValueFlag(values.JAX_ARRAY | values.ARRAY_VALUED)).startswith("<ValueFlag.")
+
+
+def test_a_jit_wrapper_the_model_cannot_follow_is_named_in_the_summary() -> None:
+    """`jax.jit(decorate(fn))` in a wrapper: what callers pass is not known traced, and the summary says
+    which wrapper that is; a wrapper it follows (a parameter, a partial of it) is not named."""
+    source = """
+        import functools
+        import jax
+        def decorate(f):
+            return f
+        def opaque(fn):
+            return jax.jit(decorate(fn))
+        def partial_of(fn, cfg):
+            return jax.jit(functools.partial(fn, cfg))
+        def direct(fn):
+            return jax.jit(fn)
+        def unrelated(fn):
+            return jax.jit(decorate(len))
+    """
+    module = parse_source(textwrap.dedent(source))
+    assert isinstance(module, cst.Module)
+    _, summary = run_with_deep_stack(lambda: ModelBuilder("m", "m.py").build(module))
+    assert summary.unfollowed == ("m.opaque",)

@@ -47,8 +47,10 @@ class ModelBuilder(FlowDriver):
         roots = tuple(self._roots())
         summary = ModuleSummary(
             self.module_name, self.path, functions, roots, tuple(self.edges.values()), exports,
-            frozenset(self.repeated_calls), self.enables_x64, self.wide_dtypes, frozenset(self.called_twice),
-            tuple(self.records.function_keys.get(id(cut), self.module_name) for cut in self.records.cut_nodes),
+            frozenset(self.repeated_calls), self.enables_x64, self.wide_dtypes,
+            unfollowed=tuple(sorted(self.unfollowed - set(self._transformed_params))),
+            called_twice=frozenset(self.called_twice),
+            cut=tuple(self.records.function_keys.get(id(cut), self.module_name) for cut in self.records.cut_nodes),
         )
         return self.records, summary
 

@@ -94,6 +94,9 @@ class InterpreterCore(TraceRootReader, ObjectReader, GuardReader, ReferenceReade
         self._root_site: tuple[cst.CSTNode, bool] | None = None
         self.repeated_calls: set[str] = set()
         """Callees called inside a loop."""
+        self.unfollowed: set[str] = set()
+        """Functions that apply a caching transform to a callable made from a parameter in a way the model
+        does not follow (`jax.jit(decorate(fn))`): the functions passed there are not known traced."""
         self.called_twice: set[str] = set()
         """Callees called at two sites of one caller that one run of it can both reach."""
         self._call_sites: dict[tuple[str, str], dict[int, tuple[tuple[int, int], ...]]] = {}

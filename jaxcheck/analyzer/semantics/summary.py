@@ -267,6 +267,9 @@ class ModuleSummary:
     wide_dtypes: bool = False
     """The module names a 64-bit dtype (`jnp.float64`, `np.int64`, `"complex128"`): its lint depends on
     whether the project enables x64."""
+    unfollowed: tuple[str, ...] = ()
+    """Project jit wrappers the model cannot follow (see `InterpreterCore.unfollowed`), sorted: what their
+    callers pass them is not checked as traced, which a verbose run says once."""
     called_twice: frozenset[str] = frozenset()
     """Callees called at two call sites of one caller that one run of it can both reach (not in alternative
     branches): `a = f(x); b = f(y)`."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 import jaxcheck.analyzer.semantics.jax_api as jax_api
-from jaxcheck.analyzer.tree import scan
+from jaxcheck.analyzer.tree import child_nodes, scan
 
 
 def dotted(node: cst.BaseExpression) -> str:
@@ -183,6 +183,23 @@ def bound_names(node: cst.CSTNode, nested: bool = True) -> set[str]:
     binder = _Binder(nested)
     scan(node, binder)
     return binder.names
+
+
+def names_read(node: cst.CSTNode) -> list[str]:
+    """The plain names an expression reads (`f` and `cfg` in `make(f, k=cfg.x)`), outside lambdas."""
+    names: list[str] = []
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, cst.Name):
+            names.append(current.value)
+        elif isinstance(current, cst.Attribute):
+            pending.append(current.value)
+        elif isinstance(current, cst.Arg):
+            pending.append(current.value)
+        elif not isinstance(current, cst.Lambda):
+            pending.extend(child_nodes(current))
+    return names
 
 
 def target_names(target: cst.CSTNode) -> list[str]:

@@ -6,7 +6,7 @@ records and function table while the one traversal runs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
@@ -133,41 +133,48 @@ class TraceRootReader:
 
     def _register_target(self, target: cst.BaseExpression, spec: TraceSpec) -> None:
         """Record that the callable `target` is traced by `spec` (call forms and lax bodies)."""
-        if isinstance(target, cst.Lambda):
-            key = self.records.function_keys.get(id(target))
-            if key is not None:
-                self._add_root(key, spec)
-            return
-        if isinstance(target, cst.Call):
-            self._register_call_target(target, spec)
-            return
-        method = self._method_key(target)
-        if method is not None:
-            self._add_root(method, spec.binding(self._self_bound(method)))
-            return
-        name = qualified_name(self.scope, target)
-        if name is not None and not name.startswith("builtins."):
-            self._add_root(name, spec)
+        for callable_, traced_by in self._peeled(target, spec):
+            if isinstance(callable_, cst.Lambda):
+                key = self.records.function_keys.get(id(callable_))
+                if key is not None:
+                    self._add_root(key, traced_by)
+                continue
+            if isinstance(callable_, cst.Call):
+                continue  # what another call returns: not followed here
+            method = self._method_key(callable_)
+            if method is not None:
+                self._add_root(method, traced_by.binding(self._self_bound(method)))
+                continue
+            name = qualified_name(self.scope, callable_)
+            if name is not None and not name.startswith("builtins."):
+                self._add_root(name, traced_by)
 
-    def _register_call_target(self, call: cst.Call, spec: TraceSpec) -> None:
-        """`partial(f, a, k=v)` binds parameters; a nested transform `jit(vmap(f))` composes."""
-        name = self.records.call_names.get(id(call))
-        if not call.args or call.args[0].keyword is not None or call.args[0].star:
+    def _peeled(self, target: cst.BaseExpression, spec: TraceSpec) -> Iterator[tuple[cst.BaseExpression, TraceSpec]]:
+        """The callables a transform applied to `target` by `spec` traces, each with its spec:
+        `partial(f, a, k=v)` is `f` with those parameters bound; a nested transform `jit(vmap(f))` is `f`
+        under both. Any other call stands for itself (what it returns)."""
+        if not isinstance(target, cst.Call):
+            yield target, spec
             return
-        first = call.args[0].value
+        if not target.args or target.args[0].keyword is not None or target.args[0].star:
+            return
+        name = self.records.call_names.get(id(target))
+        first = target.args[0].value
         if name in jax_api.PARTIAL:
-            rest = call.args[1:]
+            rest = target.args[1:]
             if any(a.star for a in rest):
                 return
             positional = sum(1 for a in rest if a.keyword is None)
             names = frozenset(a.keyword.value for a in rest if a.keyword is not None)
             falsy = frozenset(a.keyword.value for a in rest if a.keyword is not None and is_false_literal(a.value))
-            self._register_target(first, spec.binding(positional, names, falsy))
+            yield from self._peeled(first, spec.binding(positional, names, falsy))
             return
         inner = self.transforms.get(name) if name is not None else None
-        if inner is not None:
-            self._register_target(first, spec)
-            self._register_target(first, self._spec(inner, call.args[1:], first_position=1))
+        if inner is None:
+            yield target, spec
+            return
+        yield from self._peeled(first, spec)
+        yield from self._peeled(first, self._spec(inner, target.args[1:], first_position=1))
 
     def _self_bound(self, method: str) -> int:
         """How many leading parameters `self.method` binds: none for a `@staticmethod`."""

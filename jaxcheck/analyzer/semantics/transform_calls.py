@@ -22,8 +22,10 @@ from jaxcheck.analyzer.semantics.parameter_use import PROBE_ATTRIBUTES
 from jaxcheck.analyzer.semantics.records import TransformSite
 from jaxcheck.analyzer.semantics.scopes import BindingKind, qualified_name
 from jaxcheck.analyzer.semantics.summary import CallEdge, TraceSpec
-from jaxcheck.analyzer.semantics.syntax import argument, is_false_literal
-from jaxcheck.analyzer.semantics.values import ARRAY_VALUED, CallArguments, JAX_ARRAY, PYTHON_CONTAINER, UNKNOWN, Value
+from jaxcheck.analyzer.semantics.syntax import argument, is_false_literal, names_read
+from jaxcheck.analyzer.semantics.values import (
+    ARRAY_VALUED, CallArguments, JAX_ARRAY, PYTHON_CONTAINER, UNKNOWN, ParamDep, Value,
+)
 
 _NEVER_NONE = (
     cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString,
@@ -35,15 +37,29 @@ class TransformCallReader(DefinitionReader):
     """Reads the calls of transforms and lax control flow (see the module docstring)."""
 
     def _note_transformed_param(self, target: cst.BaseExpression, spec: TraceSpec) -> None:
-        """`jax.grad(loss_fn)` where `loss_fn` is a parameter: the function a caller passes is traced."""
-        if not isinstance(target, cst.Name):
-            return
-        resolved = self.scope.resolve(target.value)
-        if resolved is not None and self.is_parameter(resolved[0], target.value):
-            self._transformed_params.setdefault(resolved[0].key, []).append((target.value, spec))
-        elif resolved is not None and resolved[1].kind is BindingKind.FUNCTION and self.in_function \
-                and resolved[0] is self.scope.function_scope():  # `jax.jit(wrapped)`, a local def calling `fn`
-            self._transformed_locals.append((resolved[1].target, spec, self.function_key))
+        """`jax.grad(loss_fn)`, `jax.jit(partial(loss_fn, cfg))` where `loss_fn` is a parameter: the function
+        a caller passes is traced (a project's jit wrapper). A transform of what the wrapper cannot follow
+        (`jax.jit(decorate(fn))`) is noted (see :attr:`ModuleSummary.unfollowed`)."""
+        for callable_, traced_by in self._peeled(target, spec):
+            resolved = self.scope.resolve(callable_.value) if isinstance(callable_, cst.Name) else None
+            if resolved is not None and self.is_parameter(resolved[0], callable_.value):
+                self._transformed_params.setdefault(resolved[0].key, []).append((callable_.value, traced_by))
+            elif resolved is not None and resolved[1].kind is BindingKind.FUNCTION and self.in_function \
+                    and resolved[0] is self.scope.function_scope():  # `jax.jit(wrapped)`, a local def calling `fn`
+                self._transformed_locals.append((resolved[1].target, traced_by, self.function_key))
+            elif self.in_function and spec.caches and self._mentions_parameter(callable_):
+                self.unfollowed.add(self.function_key)
+
+    def _mentions_parameter(self, node: cst.BaseExpression) -> bool:
+        """Whether `node` reads a parameter of the current function, or a name whose value comes from one
+        (`wrapped = wraps(fn)(...)`)."""
+        for name in names_read(node):
+            resolved = self.scope.resolve(name)
+            if resolved is not None and self.is_parameter(resolved[0], name) and resolved[0] is self.scope.function_scope():
+                return True
+            if any(isinstance(dep, ParamDep) and dep.function == self.function_key for dep in self.scope.load(name).deps):
+                return True
+        return False
 
     def _instance_target(self, target: cst.BaseExpression, spec: TraceSpec) -> bool:
         """`jax.vmap(model)`, `jax.jit(model.apply)`, `jax.jit(model.encode)` on an instance of this

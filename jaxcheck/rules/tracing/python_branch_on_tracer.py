@@ -166,6 +166,9 @@ class PythonBranchOnTracer(Rule):
         Invalid("import functools\nimport jax\ndef compile(fn):\n    @functools.wraps(fn)\n    def wrapped(*args):\n"
                 "        return fn(*args)\n    return jax.jit(wrapped)\n@compile\ndef step(x):\n    if x > 0:\n"
                 "        return x\n    return -x\n", 10, 8),
+        # ...or one that binds settings with `functools.partial` before jitting the function it is given.
+        Invalid("import functools\nimport jax\ndef compile(fn, cfg):\n    return jax.jit(functools.partial(fn, cfg))\n"
+                "def _step(cfg, x):\n    if x > cfg:\n        return x\n    return -x\nstep = compile(_step, 1.0)\n", 6, 8),
         # A transform configured by `functools.partial`, then applied: `f` is traced, `n` static.
         Invalid("import functools\nimport jax\ndef f(x, n):\n    if x > n:\n        return x\n    return -x\n"
                 "g = functools.partial(jax.jit, static_argnums=1)(f)\n", 4, 8),
