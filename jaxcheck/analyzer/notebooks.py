@@ -184,7 +184,9 @@ class Notebook:
         lines = _LINE.findall(text)
         if not lines or lines[0].rstrip("\n") not in (_HEADER, _CLOCK_IMPORT):
             raise NotebookError("the notebook's first line changed")
-        cells, current, expected = [], [], 0
+        cells: list[list[str]] = []
+        current: list[str] = []
+        expected = 0
         for line in lines[1:]:
             if expected < len(self.cells) and line.rstrip("\n").endswith(boundary(self.cells[expected].number)) \
                     and line.startswith(("#", "_jaxcheck_clock.perf_counter()")):
@@ -430,7 +432,7 @@ def _members(raw: str, position: int, decoder: json.JSONDecoder) -> list[tuple[s
     members = []
     position = _skip(raw, position + 1)
     while raw[position : position + 1] == '"':
-        key, position = json.decoder.scanstring(raw, position + 1)
+        key, position = decoder.raw_decode(raw, position)
         position = _skip(raw, _skip(raw, position) + 1)  # past the colon
         members.append((key, position))
         position = _skip(raw, decoder.raw_decode(raw, position)[1])
