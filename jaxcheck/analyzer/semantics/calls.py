@@ -318,7 +318,8 @@ class CallInterpreter(TransformCallReader):
         arguments = self._arguments(node.args if call_args is None else call_args, args, bound)
         caller = self.function_key
         self._call_event(node, callee)
-        if any(loop not in self.records.configuration_loops for loop in self._loops):
+        in_loop = any(loop not in self.records.configuration_loops for loop in self._loops)
+        if in_loop:
             self.repeated_calls.add(callee)
         sites = self._call_sites.setdefault((caller, callee), {})
         if id(node) not in sites:  # a loop body is read twice: each site counts once
@@ -326,7 +327,7 @@ class CallInterpreter(TransformCallReader):
             if any(not alternatives(path, other) for other in sites.values()):
                 self.called_twice.add(callee)  # `a = f(x); b = f(y)`: one run of the caller runs it twice
             sites[id(node)] = path
-        self._add_edge(node, CallEdge(caller, callee, arguments))
+        self._add_edge(node, CallEdge(caller, callee, arguments, in_loop=in_loop))
         return arguments
 
     def _record_transformed_call(self, node: cst.Call, transform_call: cst.Call, args: list[Value]) -> None:

@@ -16,7 +16,7 @@ from jaxcheck.analyzer.semantics.bindings import ChangeSite
 from jaxcheck.analyzer.semantics.records import ModuleRecords, OuterName, Receiver, TransformSite
 from jaxcheck.analyzer.semantics.syntax import argument, at_receiver, chain_root, literal_ints
 from jaxcheck.analyzer.semantics.objects import CONSTRUCTORS
-from jaxcheck.analyzer.semantics.prng import CarryShape, KeyReuse, find_key_reuses
+from jaxcheck.analyzer.semantics.prng import CarryShape, KeyReuse, find_key_reuses, fixed_seed_key
 from jaxcheck.analyzer.semantics.scopes import BindingKind
 from jaxcheck.analyzer.semantics.shapes import OutOfBounds, out_of_bounds
 from jaxcheck.analyzer.semantics.solver import (
@@ -730,11 +730,22 @@ class SemanticModel:
             per_call = trace is not None and trace.cached and trace.direct and self.runs_repeatedly(scope)
             return find_key_reuses(body, parameters, self.call_name, self._ignores_argument, per_item,
                                    bool(applied & jax_api.PER_ITEM_TRANSFORMS), per_call, carry, self._receives_key,
-                                   self._property_paths(scope, parameters), returns_to_caller=trace is not None)
+                                   self._property_paths(scope, parameters), returns_to_caller=trace is not None,
+                                   shared_defaults=self._shared_default_keys(node, scope))
         if scope in self._scopes_calling_drawers():  # no `jax.random` call here: only helpers that draw count
             return find_key_reuses(body, parameters, self.call_name, self._draws_nothing,
                                    receives_key=self._receives_key, fresh_attributes=self._property_paths(scope, parameters))
         return []
+
+    def _shared_default_keys(self, node: cst.FunctionDef | cst.Lambda | cst.Module, scope: str | None) -> dict[str, cst.Call]:
+        """The parameters of a function whose default is a key made from a fixed seed (`key=PRNGKey(0)`,
+        made once, when the `def` runs) that a call run many times leaves to that default, with it."""
+        reused = self.solution.defaults_reused.get(scope, set()) if scope is not None else set()
+        if isinstance(node, cst.Module) or not reused:
+            return {}
+        params = (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)
+        return {p.name.value: p.default for p in params
+                if p.name.value in reused and isinstance(p.default, cst.Call) and fixed_seed_key(p.default, self.call_name)}
 
     def _property_paths(self, scope: str | None, parameters: tuple[str, ...]) -> frozenset[str]:
         """`self.rng` for each `@property` of the class of method `scope` (`self` its first parameter)."""

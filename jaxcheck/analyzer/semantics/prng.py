@@ -17,7 +17,7 @@ Calls are identified by qualified name only, through `call_name`.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Optional
 
@@ -35,7 +35,7 @@ IgnoresArgument = Callable[[cst.Call, Optional[int], Optional[str]], bool]
 ReceivesKey = Callable[[cst.Call, Optional[int], Optional[str]], bool]
 """Whether a call's callee draws from the argument at this position (or keyword): a project function
 that hands that parameter to `jax.random`, or a library callable's `key=`. The argument is then a key."""
-ReuseKind = Literal["again", "loop", "reseeded", "per_item", "per_call", "captured", "carried", "returned"]
+ReuseKind = Literal["again", "loop", "reseeded", "per_item", "per_call", "captured", "carried", "returned", "default"]
 CarryShape = Literal["all", "first"]
 """What a lax loop body returns as its carry: all of it (`fori_loop`, `while_loop`) or the first element
 of the returned pair (`scan`)."""
@@ -51,8 +51,9 @@ class KeyReuse:
     same in a compiled function called repeatedly: each call draws the same bits), "captured" (such a
     function draws from a key it does not bind; `first` is the same call), "carried" (a lax loop body
     returns in its carry a key it consumed, unchanged: the next step draws the same bits; `first` is the
-    return statement) or "returned" (the same for a traced function returning a key it received and
-    consumed: its caller gets back a key whose bits are spent)."""
+    return statement), "returned" (the same for a traced function returning a key it received and
+    consumed: its caller gets back a key whose bits are spent) or "default" (a parameter's default key,
+    made once from a fixed seed, drawn from in calls run many times; `first` is the default)."""
 
     node: cst.Call
     key: str
@@ -185,14 +186,17 @@ def find_key_reuses(body: Sequence[cst.CSTNode], parameters: Iterable[str], call
                     ignores_argument: IgnoresArgument, per_item: bool = False, item_root: bool = False,
                     per_call: bool = False,
                     carry: CarryShape | None = None, receives_key: ReceivesKey | None = None,
-                    fresh_attributes: frozenset[str] = frozenset(), returns_to_caller: bool = False) -> list[KeyReuse]:
+                    fresh_attributes: frozenset[str] = frozenset(), returns_to_caller: bool = False,
+                    shared_defaults: Mapping[str, cst.Call] | None = None) -> list[KeyReuse]:
     """The key reuses in a function body (or module) `body` whose parameters are `parameters`; with
     `per_item` (the function runs once per example of a `vmap` or per step of a `lax` loop), a key seeded
     with what no run changes (literals, names the function does not bind) is shared by all of them; so it
     is with `per_call` (the function's compiled program runs on each of repeated calls). With
     `item_root` (the function is itself the one vmapped or looped), so is a key it captures from outside;
     with `carry` (it is a lax loop body), a consumed key returned in the carry is drawn again next step;
-    with `returns_to_caller` (it is traced), a consumed key it returns is drawn again by its caller.
+    with `returns_to_caller` (it is traced), a consumed key it returns is drawn again by its caller;
+    `shared_defaults` are key parameters whose default, one key made from a fixed seed, calls run many
+    times leave in place: drawing from one draws the same bits on each of those calls.
     Keys are the key-like parameters and the names the body draws from or hands to a drawing callee
     (`receives_key`); `fresh_attributes` (`self.rng` of a `@property`) give a new value on each read."""
     evidence = _Evidence(call_name, receives_key)
@@ -213,6 +217,11 @@ def find_key_reuses(body: Sequence[cst.CSTNode], parameters: Iterable[str], call
     analysis.returns_to_caller = returns_to_caller
     analysis.per_call = per_call and not per_item
     analysis.state = {name: _FRESH for name in keys}
+    for name, default in (shared_defaults or {}).items():
+        if name in analysis.state:
+            analysis.nodes[id(default)] = default
+            analysis.default_origins.add(id(default))
+            analysis.state[name] = _Key(origin=id(default))
     analysis._block(body)
     return list(analysis.reports.values())
 
@@ -236,6 +245,8 @@ class _Analysis(ControlFlow[State]):
         """In a function run once per example or loop step: the names it binds (a seed built from others
         is the same on every run)."""
         self.batch_origins: set[int] = set()
+        self.default_origins: set[int] = set()
+        """Fixed-seed keys a parameter's default holds, shared by every call that leaves it in place."""
         self.per_call = False
         """Keys made from seeds no run changes are shared by repeated calls, not by examples of a batch."""
         self.captures_shared = False
@@ -519,6 +530,8 @@ class _Analysis(ControlFlow[State]):
             self._report(KeyReuse(site, name, self.nodes[key.origin], "reseeded"))
         elif key.origin in self.batch_origins:
             self._report(KeyReuse(site, name, self.nodes[key.origin], "per_call" if self.per_call else "per_item"))
+        elif key.origin in self.default_origins:
+            self._report(KeyReuse(site, name, self.nodes[key.origin], "default"))
         elif (self.captures_shared and self.batch_bound is not None and _root_name(name) not in self.batch_bound
               and id(site) not in self.indexed_draws):
             self._report(KeyReuse(site, name, site, "captured"))
@@ -674,6 +687,12 @@ class _Analysis(ControlFlow[State]):
 
 
 # ------------------------------------------------------------------------------------- helpers
+def fixed_seed_key(node: cst.Call, call_name: CallName) -> bool:
+    """`jax.random.PRNGKey(0)`, `jax.random.key(SEED)`: a key made from literals and names alone."""
+    return call_name(node) in jax_api.SEEDED_KEY_SOURCES and bool(node.args) and \
+        all(_invariant(arg.value, frozenset()) for arg in node.args)
+
+
 def abstractly_evaluated(node: cst.Call, call_name: CallName) -> bool:
     """Whether `node` only traces a function for its shapes, running nothing (a key passed draws
     nothing): `jax.eval_shape(init, key)`, `jax.make_jaxpr(init)(key)`, `jax.jit(init).lower(key)`."""

@@ -229,6 +229,9 @@ class Solution:
     repeated: set[str] = field(default_factory=set)
     """Functions evidently run many times: called inside a loop (module level too), or called by a function
     that is. A test, `main()` or a constructor called once is not."""
+    defaults_reused: dict[str, set[str]] = field(default_factory=dict)
+    """Per function, the parameters with a Python default that a call run many times leaves to it (a call
+    in a loop, or in a function of :attr:`repeated`): every such call gets the very same default object."""
     rerun: set[str] = field(default_factory=set)
     """Functions evidently run more than once: those of :attr:`repeated`, those called at two call sites one
     run of their caller reaches (`a = f(x); b = f(y)`), and the functions any of them calls."""
@@ -548,6 +551,8 @@ class Solution:
             parts.append(repr((key, "repeated")))
         elif key in self.rerun:
             parts.append(repr((key, "rerun")))
+        if key in self.defaults_reused:
+            parts.append(repr((key, "defaults reused", sorted(self.defaults_reused[key]))))
         if self.state_of(key).jax_array_params:
             parts.append(repr((key, sorted(self.state_of(key).jax_array_params))))
         return parts
@@ -918,6 +923,12 @@ def solve(summaries: Iterable[ModuleSummary], project_modules: Iterable[str] = (
     solution.repeated = _repeated(seeds, functions, callees)
     seeds |= {key for summary in summaries for target in summary.called_twice if (key := resolve(target)) is not None}
     solution.rerun = _repeated(seeds, functions, callees)
+    for caller_edges in edges_by_caller.values():
+        for edge, callee in caller_edges:
+            if edge.in_loop or edge.caller in solution.repeated:
+                left = functions[callee].defaults - edge.arguments.passed(functions[callee])
+                if left:
+                    solution.defaults_reused.setdefault(callee, set()).update(left)
     return solution
 
 

@@ -239,6 +239,8 @@ class CallEdge:
     truthy: frozenset[str] = frozenset()
     differentiated: bool = False
     """The callee runs only where the caller is differentiated (a `defjvp`/`defvjp` rule of the caller)."""
+    in_loop: bool = False
+    """The call sits in a loop of the caller (one that does not run over a fixed list of settings)."""
 
     @property
     def guarded(self) -> bool:

@@ -18,7 +18,8 @@ class PrngKeyReuse(Rule):
     same key, a use after `jax.random.split(key)` without rebinding `key`, a consumption inside a loop
     of a key that is not re-split in the loop, a key re-created from the same seed in every iteration
     (or in a compiled function called in a loop), or a key passed to another consumer (a model `init`, a helper) after it was used;
-    a traced function (or a `lax` loop body) that returns, unchanged, a key it drew from; and a key that
+    a traced function (or a `lax` loop body) that returns, unchanged, a key it drew from; a key parameter
+    whose default (`key=jax.random.key(0)`, made once) calls in a loop leave in place; and a key that
     `jax.vmap(f, in_axes=(None, ...))` (a call, a decorator, a `functools.partial`) leaves unmapped while
     `f` draws from it: every example draws the same bits. (Not under `pmap`, where replicas initialised
     alike may be the point.) Keys are
@@ -65,6 +66,12 @@ class PrngKeyReuse(Rule):
     summary = "a PRNG key consumed twice: two samplers, use after `split`, or in a loop without re-splitting"
 
     VALID = (
+        # A default key for a function called once (a reproducible `initialize`), or one every loop call overrides.
+        Valid("import jax\ndef initialize(shape, key=jax.random.PRNGKey(0)):\n    return jax.random.normal(key, shape)\n"
+              "params = initialize((3,))\n"),
+        Valid("import jax\ndef add_noise(x, key=jax.random.PRNGKey(0)):\n    return x + jax.random.normal(key, x.shape)\n"
+              "def run(x, key, steps):\n    for _ in range(steps):\n        key, sub = jax.random.split(key)\n"
+              "        x = add_noise(x, sub)\n    return x\n"),
         # A compiled function that returns the new half of a split, or a key it never drew from.
         Valid("import jax\n@jax.jit\ndef sample(key, x):\n    key, sub = jax.random.split(key)\n"
               "    return x + jax.random.normal(sub, x.shape), key\n"),
@@ -251,6 +258,11 @@ class PrngKeyReuse(Rule):
               "        y = jax.random.normal(key, x.shape) + jax.random.normal(k, x.shape)\n    return y\n"),
     )
     INVALID = (
+        # A default key is made once, when the `def` runs: every call in the loop that leaves it draws the
+        # same noise (checked under JAX 0.10.2).
+        Invalid("import jax\ndef add_noise(x, key=jax.random.PRNGKey(0)):\n    return x + jax.random.normal(key, x.shape)\n"
+                "def run(x, steps):\n    for _ in range(steps):\n        x = add_noise(x)\n    return x\n", 3, 16,
+                "default makes once"),
         # A compiled function that draws from the key it received and hands it back: the caller's next draw
         # from it repeats the bits (checked under JAX 0.10.2: the same noise twice).
         Invalid("import jax\n@jax.jit\ndef sample(key, x):\n    noise = jax.random.normal(key, x.shape)\n"
@@ -464,6 +476,11 @@ class PrngKeyReuse(Rule):
                 message = (f"PRNG key {key} is drawn from here and returned unchanged in the loop carry (line "
                            f"{first_line}), so the next step draws the same random bits; split it and carry the new "
                            "key: `key, sub = jax.random.split(key)`")
+            elif reuse.kind == "default":
+                message = (f"PRNG key {key} is drawn from the key its default makes once from a fixed seed (line "
+                           f"{first_line}), and calls run many times (in a loop) leave it in place, so every such "
+                           "call draws the same random bits; pass a fresh key on each call (`key, sub = "
+                           "jax.random.split(key)`)")
             elif reuse.kind == "returned":
                 message = (f"PRNG key {key} is drawn from here and returned unchanged (line {first_line}), so the "
                            "caller gets back a key whose bits are spent and its next draw repeats them; split it, "
@@ -489,5 +506,6 @@ _FIRST_NOTES = {
     "reseeded": "{key} is re-created from the same seed here",
     "carried": "{key} is returned unchanged in the carry here",
     "returned": "{key} is returned unchanged here",
+    "default": "{key} defaults to this key, made once when the function is defined",
 }
 """The note at `KeyReuse.first`, per kind (none where `first` is the finding's own call)."""
