@@ -7,6 +7,11 @@ fixes, unsafe ones marked so), "suppress with `# noqa: JAXnnn`" and "show rule d
 server asks the client to open the rule's page). Settings come from the nearest `[tool.jaxcheck]`
 above each document, read again when that file changes.
 
+Notebooks are synced as LSP 3.17 notebook documents (`notebookDocument/*`, Python code cells): the
+code cells, in order, are checked as one program (as `jaxcheck check` reads an `.ipynb`), and each
+finding is published on the cell it is in, with its notes pointing into the cells they lie in; code
+actions work per cell.
+
 The process keeps the project warm: the texts and summaries of the modules that import an open file
 are kept per process while those files are unchanged (see `Linter.check_file_in_project`), so an edit
 re-parses the edited buffer only. Handlers never let an exception reach pygls: a buffer that does not
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import re
@@ -32,7 +38,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -41,8 +47,9 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from jaxcheck.analyzer.config import ConfigError, Configuration, load_configuration
-from jaxcheck.analyzer.diagnostics import Diagnostic, Fix, RelatedLocation
-from jaxcheck.analyzer.engine import Linter, check_source
+from jaxcheck.analyzer.diagnostics import Diagnostic, Fix, Position, Range, RelatedLocation
+from jaxcheck.analyzer.engine import CheckReport, Linter, check_source
+from jaxcheck.analyzer.notebooks import NotebookIndex, read_notebook
 from jaxcheck.analyzer.source import encode_source
 from jaxcheck.version import __version__
 
@@ -89,6 +96,8 @@ class _Job:
     version: int | None
     source: str
     due: float
+    cells: tuple[tuple[str, int | None], ...] = ()
+    """For a notebook (`source` is then its nbformat JSON): the URI and version of each of its cells."""
 
 
 @dataclass
@@ -102,6 +111,8 @@ class _Result:
     logged: list[types.LogMessageParams] = field(default_factory=list)
     findings: list[Diagnostic] | None = None
     published: list[types.Diagnostic] = field(default_factory=list)
+    cells: dict[str, tuple[list[Diagnostic], list[types.Diagnostic]]] = field(default_factory=dict)
+    """For a notebook: per code cell URI, its findings (positions within the cell) and as LSP states them."""
 
 
 class _Checker:
@@ -117,8 +128,9 @@ class _Checker:
         self._condition = threading.Condition()
         threading.Thread(target=self._serve, name="jaxcheck-checks", daemon=True).start()
 
-    def submit(self, uri: str, version: int | None, source: str) -> None:
-        """Queue a check of `source`, replacing the buffer's pending one."""
+    def submit(self, uri: str, version: int | None, source: str,
+               cells: tuple[tuple[str, int | None], ...] = ()) -> None:
+        """Queue a check of `source` (a notebook's with `cells`), replacing the buffer's pending one."""
         now = time.monotonic()
         with self._condition:
             if self._stopped:
@@ -126,7 +138,7 @@ class _Checker:
             last = self._edited.get(uri)
             self._edited[uri] = now
             due = now + SETTLE if last is not None and now - last < SETTLE else now
-            self._pending[uri] = _Job(uri, version, source, due)
+            self._pending[uri] = _Job(uri, version, source, due, cells)
             self._condition.notify()
 
     def discard(self, uri: str) -> None:
@@ -162,7 +174,10 @@ class JaxcheckServer(LanguageServer):
     """The language server; see the module docstring."""
 
     def __init__(self) -> None:
-        super().__init__("jaxcheck", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__("jaxcheck", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         notebook_document_sync=types.NotebookDocumentSyncOptions(notebook_selector=[
+                             types.NotebookDocumentFilterWithCells(cells=[types.NotebookCellLanguage("python")])],
+                             save=True))
         self.state = _State()
         self.shut_down = False
         self._checker: _Checker | None = None
@@ -182,6 +197,31 @@ class JaxcheckServer(LanguageServer):
             loop = asyncio.get_running_loop()
             self._checker = _Checker(lambda job: self._run(loop, job))
         self._checker.submit(uri, document.version, source)
+
+    def schedule_notebook(self, uri: str) -> None:
+        """Queue a check of the notebook's current cells (on the message thread)."""
+        notebook = self.workspace.get_notebook_document(notebook_uri=uri)
+        if notebook is None:
+            return
+        cells: list[dict[str, object]] = []
+        documents: list[tuple[str, int | None]] = []
+        for cell in notebook.cells:
+            document = self.workspace.get_text_document(cell.document)
+            code = cell.kind == types.NotebookCellKind.Code and document.language_id in (None, "python")
+            order = cell.execution_summary.execution_order if cell.execution_summary is not None else None
+            cells.append({"cell_type": "code" if code else "markdown", "execution_count": order, "metadata": {},
+                          "source": document.source})
+            documents.append((cell.document, document.version))
+        source = json.dumps({"cells": cells, "metadata": {"language_info": {"name": "python"}}, "nbformat": 4,
+                             "nbformat_minor": 5})
+        if len(source) > MAX_BUFFER_BYTES:
+            self._refuse(uri, notebook.version, len(source))
+            return
+        self.state.oversized.discard(uri)
+        if self._checker is None:
+            loop = asyncio.get_running_loop()
+            self._checker = _Checker(lambda job: self._run(loop, job))
+        self._checker.submit(uri, notebook.version, source, tuple(documents))
 
     def _refuse(self, uri: str, version: int | None, size: int) -> None:
         """Do not check a buffer over MAX_BUFFER_BYTES: drop its pending check and, when it has just
@@ -211,6 +251,9 @@ class JaxcheckServer(LanguageServer):
         result = _Result(job)
         fs_path = to_fs_path(job.uri) if job.uri.startswith("file:") else None
         try:
+            if job.cells:
+                self._check_notebook(job, fs_path, result)
+                return result
             if fs_path is None:  # an unsaved buffer (`untitled:`): default settings, no project around it
                 report = check_source(job.source, job.uri)
             else:
@@ -232,6 +275,33 @@ class JaxcheckServer(LanguageServer):
                                                         f"jaxcheck: checking {job.uri} failed: {exc!r}"))
         return result
 
+    def _check_notebook(self, job: _Job, fs_path: str | None, result: _Result) -> None:
+        """Check a notebook's cells as one program; each finding goes to the cell it is in."""
+        data = job.source.encode("utf-8", "surrogatepass")
+        report = self._report(fs_path, data, result) if fs_path is not None and fs_path.endswith(".ipynb") \
+            else check_source(data, "notebook.ipynb")
+        result.logged.extend(types.LogMessageParams(types.MessageType.Warning, f"jaxcheck: {error}")
+                             for error in report.errors)
+        index = read_notebook(data).index
+        cells = _NotebookCells(job.cells, index, [str(cell["source"]) for cell in json.loads(job.source)["cells"]])
+        result.cells = {uri: ([], []) for uri, _ in (job.cells[number - 1] for number in index.cells)}
+        related = self._accepts_related_information()
+        for finding in report.diagnostics:
+            uri, in_cell = cells.finding(finding)
+            notes = [cells.location(finding, note) for note in finding.related] if related and finding.related else None
+            result.cells[uri][0].append(in_cell)
+            result.cells[uri][1].append(_lsp_diagnostic(in_cell, cells.lines(uri), notes=notes))
+        result.findings = report.diagnostics
+
+    def _report(self, fs_path: str, data: bytes, result: _Result) -> CheckReport:
+        """The findings of a file's current `data`, with its project around it."""
+        try:
+            linter = self.linter_for(Path(fs_path))
+        except ConfigError as exc:
+            result.shown.append(types.ShowMessageParams(types.MessageType.Error, f"jaxcheck: {exc}"))
+            linter = Linter(Configuration())
+        return linter.check_file_in_project(Path(fs_path), data, walk_max_age=WALK_MAX_AGE)
+
     def _deliver(self, result: _Result) -> None:
         """Send a finished check's messages, and publish its findings if its version is still the
         buffer's (on the message thread)."""
@@ -240,6 +310,9 @@ class JaxcheckServer(LanguageServer):
         for logged in result.logged:
             self.window_log_message(logged)
         job = result.job
+        if job.cells:
+            self._deliver_notebook(result)
+            return
         current = not self.shut_down and self.workspace.get_text_document(job.uri).version == job.version
         outcome = "superseded" if not current else "failed" if result.findings is None else "published"
         if current and result.findings is not None:
@@ -248,6 +321,28 @@ class JaxcheckServer(LanguageServer):
                 types.PublishDiagnosticsParams(uri=job.uri, diagnostics=result.published, version=job.version))
         # Traced after publishing: a client reading the trace has the diagnostics already.
         self._trace(f"checked {job.uri} (version {job.version}) in {result.seconds:.3f} s: {outcome}")
+
+    def _deliver_notebook(self, result: _Result) -> None:
+        """Publish a notebook check's findings on each code cell, if the notebook is still at its version."""
+        job = result.job
+        notebook = self.workspace.get_notebook_document(notebook_uri=job.uri)
+        current = not self.shut_down and notebook is not None and notebook.version == job.version
+        if current and result.findings is not None:
+            versions = dict(job.cells)
+            for uri, (findings, published) in result.cells.items():
+                self.state.findings[uri] = (versions.get(uri), findings)
+                self.text_document_publish_diagnostics(
+                    types.PublishDiagnosticsParams(uri=uri, diagnostics=published, version=versions.get(uri)))
+        outcome = "superseded" if not current else "failed" if result.findings is None else "published"
+        self._trace(f"checked {job.uri} (version {job.version}) in {result.seconds:.3f} s: {outcome}")
+
+    def forget_notebook(self, params: types.DidCloseNotebookDocumentParams) -> None:
+        """Clear a closed notebook's diagnostics (on each of its cells) and drop its pending check."""
+        if self._checker is not None:
+            self._checker.discard(params.notebook_document.uri)
+        for cell in params.cell_text_documents:
+            self.state.findings.pop(cell.uri, None)
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
 
     def _trace(self, message: str) -> None:
         """`$/logTrace` the message when the client asked for tracing."""
@@ -341,6 +436,18 @@ def build_server() -> JaxcheckServer:
     def did_close(ls: JaxcheckServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.forget(params.text_document.uri)
 
+    def notebook_did_open(ls: JaxcheckServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        ls.schedule_notebook(params.notebook_document.uri)
+
+    def notebook_did_change(ls: JaxcheckServer, params: types.DidChangeNotebookDocumentParams) -> None:
+        ls.schedule_notebook(params.notebook_document.uri)
+
+    def notebook_did_save(ls: JaxcheckServer, params: types.DidSaveNotebookDocumentParams) -> None:
+        ls.schedule_notebook(params.notebook_document.uri)
+
+    def notebook_did_close(ls: JaxcheckServer, params: types.DidCloseNotebookDocumentParams) -> None:
+        ls.forget_notebook(params)
+
     def code_action(ls: JaxcheckServer, params: types.CodeActionParams) -> list[types.CodeAction]:
         try:
             return ls.code_actions(params)
@@ -364,6 +471,10 @@ def build_server() -> JaxcheckServer:
     server.feature(types.TEXT_DOCUMENT_DID_CHANGE)(_guarded(did_change))
     server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))(_guarded(did_save))
     server.feature(types.TEXT_DOCUMENT_DID_CLOSE)(_guarded(did_close))
+    server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)(_guarded(notebook_did_open))
+    server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)(_guarded(notebook_did_change))
+    server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)(_guarded(notebook_did_save))
+    server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)(_guarded(notebook_did_close))
     server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix]))(code_action)
     server.command(SHOW_DOCUMENTATION)(show_documentation)
@@ -424,16 +535,60 @@ def _lsp_range(lines: Sequence[str], start: tuple[int, int], end: tuple[int, int
     return types.Range(start=_lsp_position(lines, *start), end=_lsp_position(lines, *end))
 
 
-def _lsp_diagnostic(finding: Diagnostic, lines: Sequence[str], related: _RelatedFiles | None = None) -> types.Diagnostic:
+def _lsp_diagnostic(finding: Diagnostic, lines: Sequence[str], related: _RelatedFiles | None = None,
+                    notes: list[types.DiagnosticRelatedInformation] | None = None) -> types.Diagnostic:
     """`finding` as LSP states it; with `related`, its notes (the trace chain, where a value changes) as
-    `relatedInformation`, in this buffer or in the files they cite."""
+    `relatedInformation`, in this buffer or in the files they cite (`notes`: located already)."""
+    if related is not None and finding.related:
+        notes = [related.location(note) for note in finding.related]
     start, end = finding.range.start, finding.range.end
     return types.Diagnostic(
         range=_lsp_range(lines, (start.line, start.column), (end.line, end.column)),
         message=finding.message, severity=types.DiagnosticSeverity.Warning, code=finding.code,
         code_description=types.CodeDescription(href=finding.url), source=SOURCE,
-        related_information=[related.location(note) for note in finding.related] if related and finding.related else None,
+        related_information=notes or None,
     )
+
+
+class _NotebookCells:
+    """Maps a notebook check's findings (positions in the module its code cells make) to its cells."""
+
+    def __init__(self, cells: Sequence[tuple[str, int | None]], index: NotebookIndex, sources: Sequence[str]) -> None:
+        self.uris = [uri for uri, _ in cells]
+        self.index = index
+        self._lines = {uri: source.splitlines(True) for uri, source in zip(self.uris, sources)}
+        self._related = _RelatedFiles("", ())
+
+    def lines(self, uri: str) -> Sequence[str]:
+        """The cell's lines."""
+        return self._lines.get(uri, ())
+
+    def _in_cell(self, position: Position) -> tuple[str, Position]:
+        place = self.index.place(position)
+        return self.uris[(place.cell or 1) - 1], Position(place.line, place.column)
+
+    def _range(self, span: Range) -> tuple[str, Range]:
+        uri, start = self._in_cell(span.start)
+        end_uri, end = self._in_cell(span.end)
+        return uri, Range(start, end if end_uri == uri else start)
+
+    def finding(self, finding: Diagnostic) -> tuple[str, Diagnostic]:
+        """The cell a finding is in, and the finding with positions within that cell (its fix too)."""
+        uri, span = self._range(finding.range)
+        fix = finding.fix
+        if fix is not None:
+            fix = replace(fix, edits=tuple(replace(edit, range=self._range(edit.range)[1]) for edit in fix.edits))
+        return uri, replace(finding, range=span, fix=fix, related=())
+
+    def location(self, finding: Diagnostic, note: RelatedLocation) -> types.DiagnosticRelatedInformation:
+        """A note as LSP states it: in the cell it lies in, or in the other file it cites."""
+        if note.path is not None and note.path != finding.path:
+            return self._related.location(note)
+        uri, span = self._range(note.range)
+        lines = self.lines(uri)
+        where = types.Location(uri=uri, range=_lsp_range(lines, (span.start.line, span.start.column),
+                                                         (span.end.line, span.end.column)))
+        return types.DiagnosticRelatedInformation(location=where, message=note.message)
 
 
 class _RelatedFiles:

@@ -194,3 +194,47 @@ async def test_notes_in_another_file_point_into_that_file(client: LanguageClient
     assert related is not None
     main = (_root(client) / "crossing" / "main.py").resolve().as_uri()
     assert [(r.location.uri, r.location.range.start.line) for r in related] == [(main, 3)], related
+
+
+async def _open_notebook(client: LanguageClient, name: str, cells: list[tuple[types.NotebookCellKind, str]],
+                         ) -> tuple[list[str], dict[str, list[types.Diagnostic]]]:
+    """Open a notebook document (LSP 3.17) and wait for the diagnostics of each of its code cells."""
+    uri = (_root(client) / name).as_uri()
+    uris = [f"vscode-notebook-cell:{uri.removeprefix('file://')}#cell{number}" for number in range(len(cells))]
+    client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
+        notebook_document=types.NotebookDocument(uri=uri, notebook_type="jupyter-notebook", version=1, cells=[
+            types.NotebookCell(kind=kind, document=cell_uri,
+                               execution_summary=types.ExecutionSummary(execution_order=number + 1))
+            for number, (cell_uri, (kind, _)) in enumerate(zip(uris, cells))]),
+        cell_text_documents=[types.TextDocumentItem(uri=cell_uri, language_id="python" if kind == types.NotebookCellKind.Code
+                                                    else "markdown", version=1, text=text)
+                             for cell_uri, (kind, text) in zip(uris, cells)]))
+    code = [cell_uri for cell_uri, (kind, _) in zip(uris, cells) if kind == types.NotebookCellKind.Code]
+    while not all(cell_uri in client.diagnostics for cell_uri in code):
+        await asyncio.wait_for(client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 30)
+    return uris, {cell_uri: client.diagnostics[cell_uri] for cell_uri in code}
+
+
+async def test_notebook_cells_are_one_program_with_diagnostics_per_cell(client: LanguageClient) -> None:
+    code, markup = types.NotebookCellKind.Code, types.NotebookCellKind.Markup
+    uris, diagnostics = await _open_notebook(client, "demo.ipynb", [
+        (markup, "# Demo"),
+        (code, "import jax\nimport jax.numpy as jnp\nscale = 2.0\n%matplotlib inline\n"),
+        (code, "@jax.jit\ndef f(x):\n    return x * scale\n"),
+        (code, "y = f(jnp.ones(3))\n"),
+        (code, "scale = 3.0\nprint(f(jnp.ones(3)))\nx = jnp.zeros(3)\nx[0] = 1.0\n"),
+    ])
+    assert not diagnostics[uris[1]] and not diagnostics[uris[3]]
+    [stale] = diagnostics[uris[2]]
+    assert stale.code == "JAX101" and stale.range.start == types.Position(2, 15)
+    assert "line 1 of cell 5" in stale.message
+    assert {note.location.uri for note in stale.related_information or []} >= {uris[2], uris[3], uris[4]}
+    [mutation] = [d for d in diagnostics[uris[4]] if d.code == "JAX201"]
+    assert mutation.range.start == types.Position(3, 0)
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uris[4]), range=mutation.range,
+        context=types.CodeActionContext(diagnostics=[mutation])))
+    [fix] = [action for action in actions or [] if isinstance(action, types.CodeAction) and action.is_preferred]
+    assert fix.edit is not None and fix.edit.changes is not None
+    [edit] = fix.edit.changes[uris[4]]
+    assert edit.new_text == "x = x.at[0].set(1.0)" and edit.range.start == types.Position(3, 0)
