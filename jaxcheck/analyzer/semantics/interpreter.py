@@ -10,7 +10,8 @@ build on it, each a class over the one below (a reader can name them):
 - :mod:`.transform_calls` reads the calls of JAX transforms and lax control flow;
 - :mod:`.calls` values every other call, by the call table (:mod:`.call_table`);
 - :mod:`.expressions` values expressions;
-- :mod:`.flow` is the one flow driver of statements: branches, loops, `try`, `with`, `match` and exits;
+- :mod:`.flow` gives each statement its meaning, walked by the one flow driver (:mod:`.control_flow`:
+  branches, loops, `try`, `with`, `match` and exits), which the PRNG analysis (:mod:`.prng`) runs on too;
 - :mod:`.builder` puts them together and emits the module summary.
 
 An expression is read by :meth:`InterpreterCore._eval` and a block by :meth:`InterpreterCore._suite`,

@@ -26,7 +26,7 @@ import libcst as cst
 import jaxcheck.analyzer.semantics.jax_api as jax_api
 from jaxcheck.analyzer.semantics.budget import STEPS
 from jaxcheck.analyzer.semantics.control_flow import ControlFlow
-from jaxcheck.analyzer.semantics.syntax import bound_names, chain_root, dotted, runs_once, target_names
+from jaxcheck.analyzer.semantics.syntax import bound_names, chain_root, dotted, target_names
 from jaxcheck.analyzer.tree import child_nodes, scan
 
 CallName = Callable[[cst.Call], Optional[str]]
