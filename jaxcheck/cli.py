@@ -282,6 +282,8 @@ def _check(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     if not stdin and report.files_checked == 0 and not report.errors and not args.quiet:
         print("warning: No Python files found under the given path(s)", file=sys.stderr)
+    if report.traced is False and report.files_checked and args.format in HUMAN_FORMATS and not args.quiet:
+        report.notes.append(NOTHING_TRACED)
     if args.add_noqa:
         return _add_noqa(linter, report, stdin)
     if stdin and (args.fix or args.fix_only or args.diff):
@@ -293,6 +295,12 @@ def _check(args: argparse.Namespace) -> int:
         report, fixed = _fix(linter, report, args, cache_dir)
     return _report(report, fixed, args, sys.stdout if args.output_file is None else None,
                    *(_stdin_views(display, data) if stdin else (None, None)))
+
+
+NOTHING_TRACED = ("note: no function was found traced (by `jax.jit`, `grad`, `vmap`, a `lax` loop or another "
+                  "transform), so the rules about traced code had nothing to check; if the code applies them "
+                  "through a wrapper of its own, name it in `extra-jit-decorators`")
+"""Said once, on stderr, after a run in a human format that found no function traced."""
 
 
 def _stdin_views(display: str, data: bytes) -> tuple[dict[str, list[str]], dict[str, NotebookIndex]]:

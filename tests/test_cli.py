@@ -378,3 +378,18 @@ def test_a_reader_that_stops_early_ends_the_run_quietly(monkeypatch, capsys):
         cli.run()
     assert ended.value.code == 2
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_run_that_traced_no_function_says_so_once_also_from_the_cache(tmp_path: Path, capsys):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "model.py").write_text("import mylib\n\n@mylib.compile\ndef step(x):\n    if x > 0:\n"
+                                       "        return x\n    return -x\n")
+    for _ in range(2):  # the second run is answered from the cache's run record
+        code, out, err = run(capsys, "check", str(tmp_path))
+        assert code == 0 and out == "All checks passed!\n"
+        assert err.count("note: no function was found traced") == 1 and "extra-jit-decorators" in err
+    assert "no function was found traced" not in run(capsys, "check", "--format", "json", str(tmp_path))[2]
+    (tmp_path / "other.py").write_text("import jax\n\ng = jax.jit(lambda x: x)\n")
+    assert "no function was found traced" not in run(capsys, "check", str(tmp_path))[2]
+    (tmp_path / "other.py").unlink()
+    assert "no function was found traced" in run(capsys, "check", "--no-cache", str(tmp_path))[2]

@@ -70,6 +70,9 @@ class CheckReport:
     errors: list[FileError] = field(default_factory=list)
     files_checked: int = 0
     notes: list[str] = field(default_factory=list)
+    traced: bool | None = None
+    """Whether the run found any function traced (by `jax.jit`, `grad`, a `lax` loop, ...); None where it
+    is not known (a run answered from a cache entry without that fact)."""
 
     @property
     def exit_code(self) -> int:
@@ -405,7 +408,9 @@ class Linter:
             finder = self._finder(root)
             summaries = [analysis.summary, *self._importer_summaries(root, finder, {path: module}, walk_max_age,
                                                                      named_by=[analysis.summary])]
-            outcome = self.lint(analysis, self._solve_for(path, summaries))
+            solution = self._solve_for(path, summaries)
+            outcome = self.lint(analysis, solution)
+            return CheckReport(_deduplicated(outcome.diagnostics), list(outcome.errors), 1, traced=traces_any(solution))
         return CheckReport(_deduplicated(outcome.diagnostics), list(outcome.errors), 1)
 
     def _solve_for(self, path: Path, summaries: list[ModuleSummary]) -> Solution:
@@ -454,10 +459,13 @@ class Linter:
             state_key = index.state_key(request, checked.values(), others.values())
             record = index.load_run(run_key)
             diagnostics = list(record.diagnostics) if record is not None else None
+            traced = record.traced if record is not None else None
             if diagnostics is None and (state := index.load_state(state_key)) is not None:
-                diagnostics = EarlyCutoff(self).findings(state, tasks, checked, others, index, keys, state_key)
+                cutoff = EarlyCutoff(self)
+                diagnostics = cutoff.findings(state, tasks, checked, others, index, keys, state_key)
+                traced = cutoff.traced
             if diagnostics is None and others and cache is not None:
-                diagnostics = self._from_whole_run(index, cache, tasks, checked, others)
+                diagnostics, traced = self._from_whole_run(index, cache, tasks, checked, others) or (None, None)
             if diagnostics is not None and not _about(diagnostics, {t.display_path for t in tasks.values()}):
                 index.cache.ignored += 1
                 diagnostics = None
@@ -467,8 +475,9 @@ class Linter:
                     progress.advance(len(tasks))
                     progress.finish()
                 report.diagnostics = _deduplicated(diagnostics)
+                report.traced = traced
                 if record is None:
-                    index.store_run(run_key, report.diagnostics)
+                    index.store_run(run_key, report.diagnostics, traced)
                 index.save()
                 report.notes.extend(_ignored_entries_note(cache))
                 return report
@@ -516,12 +525,14 @@ class Linter:
             if outcome.summary is not None and outcome.summary.cut:
                 report.notes.append(_cut_note(outcome.summary))
         report.diagnostics = _deduplicated(report.diagnostics)
+        solution = solution or solve(summaries)
+        report.traced = traces_any(solution)
         if index is not None:
             if run_key is not None and state_key is not None and keys is not None and not report.errors:
-                index.store_run(run_key, report.diagnostics)
-                solution = solution or solve(summaries)
-                index.store_state(state_key, run_state(outcomes, checked, keys, importer_summaries, solution, parts),
-                                  solved_links(summaries, solution))
+                index.store_run(run_key, report.diagnostics, report.traced)
+                state = replace(run_state(outcomes, checked, keys, importer_summaries, solution, parts),
+                                traced=report.traced)
+                index.store_state(state_key, state, solved_links(summaries, solution))
                 if others == {}:
                     index.store_whole_run(WholeRun(state_key, tuple(sorted(
                         (str(real_path(path)), self.profile(path).key) for path in tasks))))
@@ -530,12 +541,14 @@ class Linter:
         return report
 
     def _from_whole_run(self, index: ProjectIndex, cache: ResultCache, tasks: dict[Path, FileTask],
-                        checked: dict[Path, ProjectFile], others: dict[Path, ProjectFile]) -> list[Diagnostic] | None:
+                        checked: dict[Path, ProjectFile], others: dict[Path, ProjectFile],
+                        ) -> tuple[list[Diagnostic], bool | None] | None:
         """The findings of the `checked` files from the state the last whole-project run left (pre-commit
         after a full check, an editor after CI restored the cache), instead of building this request's
         own project state: as recorded when no project file changed since; else through that state's
         early cutoff (see `EarlyCutoff.findings`), which updates it. None when that run is unknown, the
-        project's files or configurations differ, or the cutoff cannot tell."""
+        project's files or configurations differ, or the cutoff cannot tell. With the findings, whether
+        the run traces any function (see `EarlyCutoff.traced`)."""
         whole = index.load_whole_run()
         state = index.load_state(whole.state) if whole is not None else None
         if whole is None or state is None:
@@ -553,11 +566,12 @@ class Linter:
             whole_tasks = {path: FileTask(str(path), file.data, file.module) for path, file in as_recorded.items()}
             keys = {path: cache.key(str(path), f"{file.module!r}|{self.profile(path).key}", file.data, file.digest)
                     for path, file in as_recorded.items()}
-            found = EarlyCutoff(self).findings(state, whole_tasks, as_recorded, {}, index, keys, whole.state)
+            cutoff = EarlyCutoff(self)
+            found = cutoff.findings(state, whole_tasks, as_recorded, {}, index, keys, whole.state)
             if found is None:
                 return None
-            return [replace(d, path=wanted[real]) for d in found if (real := real_path(Path(d.path))) in wanted]
-        return [replace(d, path=wanted[path]) for path in wanted for d in recorded[path].diagnostics]
+            return [replace(d, path=wanted[real]) for d in found if (real := real_path(Path(d.path))) in wanted], cutoff.traced
+        return [replace(d, path=wanted[path]) for path in wanted for d in recorded[path].diagnostics], state.traced
 
     def _outcomes(self, checker: Checker, tasks: dict[Path, FileTask], solution: Solution | None,
                   cache: ResultCache | None, keys: dict[Path, str] | None,
@@ -753,6 +767,11 @@ def acyclic_allocations() -> Iterator[None]:
 
 def _nothing() -> None:
     pass
+
+
+def traces_any(solution: Solution) -> bool:
+    """Whether the solve found any function traced (by any transform)."""
+    return any(state.transforms for state in solution.states.values())
 
 
 def _ignored_entries_note(cache: ResultCache | None) -> list[str]:

@@ -52,6 +52,9 @@ class EarlyCutoff:
 
     def __init__(self, linter: CutoffLinter) -> None:
         self.linter = linter
+        self.traced: bool | None = None
+        """After :meth:`findings` answered: whether the run traces any function, as far as the last
+        run's state tells (None when a summary changed and that state traced nothing, or did not say)."""
 
     def findings(self, state: RunState, tasks: dict[Path, FileTask], checked: dict[Path, ProjectFile],
                  others: dict[Path, ProjectFile], index: ProjectIndex, keys: dict[Path, str],
@@ -84,6 +87,9 @@ class EarlyCutoff:
                 edits[path] = (before.summary, analysis)
             moved_summaries = {path: (old, analysis.summary) for path, (old, analysis) in edits.items()
                                if old != analysis.summary}
+            # with every summary as it was, the solve is too; a state that traced something still does
+            # after a change unless it took away every transform (then the hint is only missed)
+            self.traced = state.traced if not moved_summaries or state.traced else None
             if moved_summaries and not state.converged:
                 return None
             lazy = self._indexed_project(state, project, index, {path: a.summary for path, (_, a) in edits.items()})
@@ -115,7 +121,7 @@ class EarlyCutoff:
             return None
         files = tuple(finals.get(Path(file.path), file) for file in state.files)
         if finals:
-            index.store_state(state_key, replace(state, files=files), links)
+            index.store_state(state_key, replace(state, files=files, traced=self.traced), links)
         return [diagnostic for file in files for diagnostic in file.diagnostics]
 
     def _indexed_project(self, state: RunState, project: dict[Path, ProjectFile], index: ProjectIndex,

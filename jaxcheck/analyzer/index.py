@@ -67,9 +67,11 @@ class ImportEntry:
 
 @dataclass(frozen=True, slots=True)
 class RunRecord:
-    """The findings of a whole run that had no errors."""
+    """The findings of a whole run that had no errors, and whether it found any function traced (None:
+    not known)."""
 
     diagnostics: tuple[Diagnostic, ...]
+    traced: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +103,8 @@ class RunState:
     converged: bool = False
     links: str = ""
     """The key of the solve's link table (a :class:`.locality.LinkTable` entry; "" when none)."""
+    traced: bool | None = None
+    """Whether the solve found any function traced (None: not known)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,9 +154,10 @@ class ProjectIndex:
         record: RunRecord | None = self.cache.load_value(key, RunRecord)
         return record
 
-    def store_run(self, key: str, diagnostics: Iterable[Diagnostic]) -> None:
-        """Record a run's findings (only runs without errors are recorded)."""
-        self.cache.store_value(key, RunRecord(tuple(diagnostics)))
+    def store_run(self, key: str, diagnostics: Iterable[Diagnostic], traced: bool | None = None) -> None:
+        """Record a run's findings and whether it found any function traced (only runs without errors are
+        recorded)."""
+        self.cache.store_value(key, RunRecord(tuple(diagnostics), traced))
 
     def state_key(self, request: Iterable[str], checked: Iterable[ProjectFile], others: Iterable[ProjectFile]) -> str:
         """The key of a request's run state: like :meth:`run_key` without the contents of the checked
