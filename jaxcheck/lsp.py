@@ -49,7 +49,7 @@ from pygls.uris import to_fs_path
 from jaxcheck.analyzer.config import ConfigError, Configuration, load_configuration
 from jaxcheck.analyzer.diagnostics import Diagnostic, Fix, Position, Range, RelatedLocation
 from jaxcheck.analyzer.engine import CheckReport, Linter, check_source
-from jaxcheck.analyzer.notebooks import NotebookIndex, read_notebook
+from jaxcheck.analyzer.notebooks import NotebookIndex, is_notebook, read_notebook
 from jaxcheck.analyzer.source import encode_source
 from jaxcheck.version import __version__
 
@@ -185,7 +185,10 @@ class JaxcheckServer(LanguageServer):
     # ------------------------------------------------------------------------------ checking
     def schedule(self, uri: str) -> None:
         """Queue a check of the document's current version (on the message thread), or refuse it when it
-        is over MAX_BUFFER_BYTES."""
+        is over MAX_BUFFER_BYTES. A notebook's JSON opened as text is left alone (its cells come as a
+        notebook document)."""
+        if is_notebook(uri):
+            return
         document = self.workspace.get_text_document(uri)
         source = document.source
         size = len(source) if source.isascii() else len(source.encode("utf-8", "surrogatepass"))
