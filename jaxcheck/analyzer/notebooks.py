@@ -37,7 +37,9 @@ _PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
 _TIMED_CELL_MAGICS = frozenset({"time", "timeit"})
 _TIMEIT_OPTIONS_WITH_VALUE = frozenset("nrp")
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
-_LINE = re.compile(r"[^\n]*\n|[^\n]+")
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+"""A line with its line break, as Python numbers lines."""
+_BREAKS = ("\n", "\r")
 _ASSIGNED_MAGIC = re.compile(r"(?P<target>[\w.]+(?:\s*,\s*[\w.]+)*)\s*=\s*(?P<escape>!!?|%)(?P<rest>.*)")
 _LINE_MENTION = re.compile(r"\bline (\d+)\b")
 
@@ -158,11 +160,11 @@ class Notebook:
 
     def display_lines(self) -> list[str]:
         """The lines of :attr:`text` (index 0 is line 1) with IPython syntax shown as written."""
-        lines = [line[:-1] for line in _LINE.findall(self.text)]
+        lines = [line.rstrip("\r\n") for line in _LINE.findall(self.text)]
         for cell, start in zip(self.cells, self.index.starts):
             originals = _LINE.findall(cell.source)
             for offset, _ in cell.shifts:
-                lines[start - 1 + offset] = originals[offset].rstrip("\n")
+                lines[start - 1 + offset] = originals[offset].rstrip("\r\n")
         return lines
 
     def cell_texts(self, text: str) -> list[tuple[int, str, str]]:
@@ -182,13 +184,13 @@ class Notebook:
 
     def _cell_lines(self, text: str) -> list[list[str]]:
         lines = _LINE.findall(text)
-        if not lines or lines[0].rstrip("\n") not in (_HEADER, _CLOCK_IMPORT):
+        if not lines or lines[0].rstrip("\r\n") not in (_HEADER, _CLOCK_IMPORT):
             raise NotebookError("the notebook's first line changed")
         cells: list[list[str]] = []
         current: list[str] = []
         expected = 0
         for line in lines[1:]:
-            if expected < len(self.cells) and line.rstrip("\n").endswith(boundary(self.cells[expected].number)) \
+            if expected < len(self.cells) and line.rstrip("\r\n").endswith(boundary(self.cells[expected].number)) \
                     and line.startswith(("#", "_jaxcheck_clock.perf_counter()")):
                 cells.append(current)
                 current, expected = [], expected + 1
@@ -238,14 +240,14 @@ def _language(document: dict[str, object]) -> str | None:
 
 def _assembled(raw: str, cells: list[_Cell], bom: bool) -> Notebook:
     timed = any(cell.timed or cell.shifts for cell in cells)
-    lines = [_CLOCK_IMPORT if timed else _HEADER]
+    lines = [(_CLOCK_IMPORT if timed else _HEADER) + "\n"]
     starts, shifts = [], []
     for cell in cells:
         starts.append(len(lines) + 1)
         shifts += [(starts[-1] + offset, shift) for offset, shift in cell.shifts]
-        lines += [line[:-1] for line in cell.virtual]
-        lines.append((_CELL_END_CLOCK if cell.timed else "") + boundary(cell.number))
-    text = "".join(line + "\n" for line in lines)
+        lines += cell.virtual
+        lines.append((_CELL_END_CLOCK if cell.timed else "") + boundary(cell.number) + "\n")
+    text = "".join(lines)
     index = NotebookIndex(tuple(starts), tuple(c.number for c in cells), tuple(c.count for c in cells), tuple(shifts),
                           len(lines))
     return Notebook(raw, tuple(cells), text, index, bom)
@@ -264,7 +266,8 @@ def _cell(number: int, source: str, span: tuple[int, int], listed: bool, count: 
         return _Cell(number, source, tuple(virtual), tuple(shifts), span, listed, count, False)
     in_string: str | None = None
     for offset, line in enumerate(lines):
-        body, end = (line[:-1], "\n") if line.endswith("\n") else (line, "")
+        body = line.rstrip("\r\n")
+        end = line[len(body):]
         if offset == 0 and magic is not None:
             replaced: tuple[str, Shift] | None = (_CELL_START_CLOCK if magic in _TIMED_CELL_MAGICS else "#",
                                                   Shift(0, 0, 0, 0))
@@ -276,7 +279,7 @@ def _cell(number: int, source: str, span: tuple[int, int], listed: bool, count: 
             continue
         virtual.append(line)
         in_string = _string_state(body, in_string)
-    virtual = [line if line.endswith("\n") else line + "\n" for line in virtual]
+    virtual = [line if line.endswith(_BREAKS) else line + "\n" for line in virtual]
     return _Cell(number, source, tuple(virtual), tuple(shifts), span, listed, count,
                  magic in _TIMED_CELL_MAGICS)
 
@@ -362,7 +365,7 @@ def _neutral(indent: str, method: str, name: str, arguments: str | None) -> str:
 
 def _restored(cell: _Cell, new: list[str]) -> str:
     """A cell's source from its fixed module lines: replaced IPython lines put back as written."""
-    originals = [line if line.endswith("\n") else line + "\n" for line in _LINE.findall(cell.source)]
+    originals = [line if line.endswith(_BREAKS) else line + "\n" for line in _LINE.findall(cell.source)]
     replaced = [(cell.virtual[offset], originals[offset]) for offset, _ in cell.shifts]
     out = []
     for line in new:
@@ -373,7 +376,7 @@ def _restored(cell: _Cell, new: list[str]) -> str:
     if replaced:
         raise NotebookError(f"a fix touched IPython syntax in cell {cell.number}")
     source = "".join(out)
-    if not cell.source.endswith("\n") and source.endswith("\n"):
+    if not cell.source.endswith(_BREAKS) and source.endswith("\n"):
         source = source[:-1]
     return source
 
