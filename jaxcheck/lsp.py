@@ -9,8 +9,9 @@ above each document, read again when that file changes.
 
 Notebooks are synced as LSP 3.17 notebook documents (`notebookDocument/*`, Python code cells): the
 code cells, in order, are checked as one program (as `jaxcheck check` reads an `.ipynb`), and each
-finding is published on the cell it is in, with its notes pointing into the cells they lie in; code
-actions work per cell.
+finding is published on the cell it is in, with its notes pointing into the cells they lie in; a note
+in another cell is also shown there, as information that names the finding's cell. Code actions work
+per cell.
 
 The process keeps the project warm: the texts and summaries of the modules that import an open file
 are kept per process while those files are unchanged (see `Linter.check_file_in_project`), so an edit
@@ -291,9 +292,16 @@ class JaxcheckServer(LanguageServer):
         related = self._accepts_related_information()
         for finding in report.diagnostics:
             uri, in_cell = cells.finding(finding)
-            notes = [cells.location(finding, note) for note in finding.related] if related and finding.related else None
+            located = [cells.location(finding, note) for note in finding.related]
             result.cells[uri][0].append(in_cell)
-            result.cells[uri][1].append(_lsp_diagnostic(in_cell, cells.lines(uri), notes=notes))
+            result.cells[uri][1].append(_lsp_diagnostic(in_cell, cells.lines(uri), notes=located if related else None))
+            cell = index.place(finding.range.start).cell
+            for note in located:
+                if note.location.uri != uri and note.location.uri in result.cells:
+                    result.cells[note.location.uri][1].append(types.Diagnostic(
+                        range=note.location.range, message=f"{note.message} (for {finding.code} in cell {cell})",
+                        severity=types.DiagnosticSeverity.Information, code=finding.code, source=SOURCE,
+                        code_description=types.CodeDescription(href=finding.url)))
         result.findings = report.diagnostics
 
     def _report(self, fs_path: str, data: bytes, result: _Result) -> CheckReport:

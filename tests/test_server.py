@@ -224,11 +224,15 @@ async def test_notebook_cells_are_one_program_with_diagnostics_per_cell(client: 
         (code, "y = f(jnp.ones(3))\n"),
         (code, "scale = 3.0\nprint(f(jnp.ones(3)))\nx = jnp.zeros(3)\nx[0] = 1.0\n"),
     ])
-    assert not diagnostics[uris[1]] and not diagnostics[uris[3]]
+    assert not diagnostics[uris[1]]
+    [call] = diagnostics[uris[3]]  # a note of the JAX101 finding, shown in its own cell
+    assert call.severity == types.DiagnosticSeverity.Information and call.message.endswith("(for JAX101 in cell 3)")
     [stale] = diagnostics[uris[2]]
     assert stale.code == "JAX101" and stale.range.start == types.Position(2, 15)
     assert "line 1 of cell 5" in stale.message
     assert {note.location.uri for note in stale.related_information or []} >= {uris[2], uris[3], uris[4]}
+    [shown] = [d for d in diagnostics[uris[4]] if d.code == "JAX101"]  # the note in another cell is shown there
+    assert shown.severity == types.DiagnosticSeverity.Information and "(for JAX101 in cell 3)" in shown.message
     [mutation] = [d for d in diagnostics[uris[4]] if d.code == "JAX201"]
     assert mutation.range.start == types.Position(3, 0)
     actions = await client.text_document_code_action_async(types.CodeActionParams(
