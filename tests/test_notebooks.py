@@ -153,6 +153,17 @@ def test_magics_are_understood_and_positions_stay_exact():
     assert ("JAX902", "demo.ipynb:cell 3:5:19") in labels  # `jnp.ones(3)` in `    %timeit -n 10 jnp.ones(3)`
 
 
+def test_a_cell_magic_body_is_python_unless_the_magic_says_otherwise():
+    cells = ["import jax.numpy as jnp\n", "%%autovisualize\nx = jnp.zeros(3)\nx[0] = 1\n",
+             "%%writefile step.py\ny = jnp.zeros(3)\ny[0] = 1\n", "%%someextension\nnot python at all\n"]
+    for extra, expected in [((), ("JAX201", "demo.ipynb:cell 3:3:1")),
+                            (("%%capture\ndef broken(:\n",), ("JAX001", "demo.ipynb:cell 6:2:12"))]:
+        data = notebook(*cells, *extra).encode()
+        context = OutputContext(notebooks={"demo.ipynb": read_notebook(data).index})
+        found = [(d.code, context.label(d.path, d.range.start)) for d in check_source(data, "demo.ipynb").diagnostics]
+        assert found == [expected]
+
+
 def test_a_timed_cell_without_block_until_ready_is_jax902():
     cells = ["import jax\n\n@jax.jit\ndef f(x):\n    return x * 2\n", "%%time\ny = f(1.0)\n",
              "%%timeit\ny = f(1.0).block_until_ready()\n", "%time f(2.0)\n"]

@@ -6,8 +6,9 @@ then each cell's lines followed by one boundary line. Boundary lines are comment
 `%%time`/`%%timeit` cell, where they read a clock so that the cell reads as the timing code it is.
 IPython syntax becomes ordinary Python of the same line structure, as IPython itself transforms it
 (`!ls` is `get_ipython().system('ls')`, `%env X=1` is `get_ipython().run_line_magic('env', 'X=1')`);
-`%timeit f(x)` and `%time f(x)` become `timeit.timeit(lambda: f(x))`. Cell magics whose body is not
-Python (`%%bash`, `%%writefile`, ...) become comment lines.
+`%timeit f(x)` and `%time f(x)` become `timeit.timeit(lambda: f(x))`. Cells of a cell magic whose body
+is not Python (`%%bash`, `%%writefile`, an unknown magic whose body does not parse) become comment
+lines.
 
 Writing back splices each changed cell's new `source` into the notebook's JSON text, so every other
 byte (outputs, metadata, ids, indentation, key order, the final newline) stays as it was; a cell whose
@@ -33,7 +34,13 @@ _CLOCK_IMPORT = "import time as _jaxcheck_clock, timeit as _jaxcheck_timeit  " +
 _TIMER = "_jaxcheck_timeit.timeit(lambda: "
 _CELL_START_CLOCK = "_jaxcheck_start = _jaxcheck_clock.perf_counter()"
 _CELL_END_CLOCK = "_jaxcheck_clock.perf_counter()  "
-_PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
+_NOT_PYTHON_CELL_MAGICS = frozenset({"bash", "sh", "script", "sx", "system", "writefile", "file", "html", "javascript",
+                                     "js", "latex", "markdown", "svg", "perl", "ruby", "pypy", "python2", "sql", "R"})
+"""Cell magics whose body the kernel does not run as Python (`%%writefile` writes it). The body of any
+other cell magic (`%%time`, `%%capture`, an extension's such as `%%autovisualize`) is read as Python
+when it parses as Python."""
+_PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
+"""Cell magics that run their body as Python in the kernel (a body that does not parse is JAX001)."""
 _TIMED_CELL_MAGICS = frozenset({"time", "timeit"})
 _TIMEIT_OPTIONS_WITH_VALUE = frozenset("nrp")
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
@@ -260,10 +267,6 @@ def _cell(number: int, source: str, span: tuple[int, int], listed: bool, count: 
     magic = first[2:].split(None, 1)[0] if first.startswith("%%") and len(first) > 2 else None
     virtual: list[str] = []
     shifts: list[tuple[int, Shift]] = []
-    if magic is not None and magic not in _PYTHON_CELL_MAGICS:
-        virtual = ["#\n" for _ in lines]
-        shifts = [(offset, Shift(0, 0, 0, 0)) for offset in range(len(lines))]
-        return _Cell(number, source, tuple(virtual), tuple(shifts), span, listed, count, False)
     in_string: str | None = None
     for offset, line in enumerate(lines):
         body = line.rstrip("\r\n")
@@ -280,8 +283,21 @@ def _cell(number: int, source: str, span: tuple[int, int], listed: bool, count: 
         virtual.append(line)
         in_string = _string_state(body, in_string)
     virtual = [line if line.endswith(_BREAKS) else line + "\n" for line in virtual]
+    if magic is not None and (magic in _NOT_PYTHON_CELL_MAGICS or (
+            magic not in _PYTHON_CELL_MAGICS and not _parses("".join(virtual[1:])))):
+        virtual = ["#\n" for _ in lines]
+        shifts = [(offset, Shift(0, 0, 0, 0)) for offset in range(len(lines))]
     return _Cell(number, source, tuple(virtual), tuple(shifts), span, listed, count,
-                 magic in _TIMED_CELL_MAGICS)
+                 magic in _TIMED_CELL_MAGICS and not virtual[0].startswith("#"))
+
+
+def _parses(code: str) -> bool:
+    """Whether `code` is Python (the body of a cell magic the kernel may run as Python)."""
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
 
 
 def _string_state(line: str, open_quote: str | None) -> str | None:
