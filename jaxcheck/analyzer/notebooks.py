@@ -23,7 +23,7 @@ import difflib
 import json
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from jaxcheck.analyzer.diagnostics import Diagnostic, Position, Range, RelatedLocation
@@ -60,7 +60,7 @@ def is_notebook(path: str | Path) -> bool:
     return str(path).endswith(NOTEBOOK_SUFFIX)
 
 
-def boundary(number: int) -> str:
+def _boundary(number: int) -> str:
     """The comment that ends the code cell numbered `number` (1-based among all cells)."""
     return f"#jaxcheck:end-of-cell-{number}"
 
@@ -102,17 +102,17 @@ class NotebookIndex:
     starts: tuple[int, ...]
     cells: tuple[int, ...]
     counts: tuple[int | None, ...]
-    shifts: tuple[tuple[int, Shift], ...] = ()
+    shifts: dict[int, Shift] = field(default_factory=dict)
     end: int = 1
     """The module's last line (the boundary after the last cell)."""
 
     def place(self, position: Position) -> Place:
         """The cell, line and column of a module position. A boundary line belongs to the cell before it
         (the line just past its end); the first line to the first cell."""
-        slot = max(0, bisect_right(self.starts, position.line) - 1)
         if not self.starts:
             return Place(None, position.line, position.column)
-        shift = dict(self.shifts).get(position.line)
+        slot = self.cell_slot(position.line)
+        shift = self.shifts.get(position.line)
         column = shift.column(position.column) if shift is not None else position.column
         return Place(self.cells[slot], max(1, position.line - self.starts[slot] + 1), column)
 
@@ -122,13 +122,15 @@ class NotebookIndex:
 
     def magic_lines(self) -> frozenset[int]:
         """Module lines no fix may touch: IPython syntax, the first line and the boundary lines."""
-        return frozenset({1, self.end, *(start - 1 for start in self.starts[1:]), *(line for line, _ in self.shifts)})
+        return frozenset({1, self.end, *(start - 1 for start in self.starts[1:]), *self.shifts})
 
 
 @dataclass(frozen=True, slots=True)
 class _Cell:
-    """A code cell: its number (1-based among all cells), its source as written (`lines` with their
-    line breaks), the same lines as the module reads them, and whether its JSON source is a list."""
+    """A code cell: its number (1-based among all cells), its source as written, its lines as the module
+    reads them (each with a line break) and the offsets of those that replace IPython syntax, where its
+    JSON `source` value lies in the notebook's text and whether it is a list, its saved execution count,
+    and whether it is a `%%time`/`%%timeit` cell."""
 
     number: int
     source: str
@@ -197,7 +199,7 @@ class Notebook:
         current: list[str] = []
         expected = 0
         for line in lines[1:]:
-            if expected < len(self.cells) and line.rstrip("\r\n").endswith(boundary(self.cells[expected].number)) \
+            if expected < len(self.cells) and line.rstrip("\r\n").endswith(_boundary(self.cells[expected].number)) \
                     and line.startswith(("#", "_jaxcheck_clock.perf_counter()")):
                 cells.append(current)
                 current, expected = [], expected + 1
@@ -253,9 +255,9 @@ def _assembled(raw: str, cells: list[_Cell], bom: bool) -> Notebook:
         starts.append(len(lines) + 1)
         shifts += [(starts[-1] + offset, shift) for offset, shift in cell.shifts]
         lines += cell.virtual
-        lines.append((_CELL_END_CLOCK if cell.timed else "") + boundary(cell.number) + "\n")
+        lines.append((_CELL_END_CLOCK if cell.timed else "") + _boundary(cell.number) + "\n")
     text = "".join(lines)
-    index = NotebookIndex(tuple(starts), tuple(c.number for c in cells), tuple(c.count for c in cells), tuple(shifts),
+    index = NotebookIndex(tuple(starts), tuple(c.number for c in cells), tuple(c.count for c in cells), dict(shifts),
                           len(lines))
     return Notebook(raw, tuple(cells), text, index, bom)
 
@@ -400,7 +402,7 @@ def _restored(cell: _Cell, new: list[str]) -> str:
 def _source_json(raw: str, cell: _Cell, source: str) -> str:
     """The JSON text of a cell's new `source`, in the style of the value it replaces (a list of lines
     laid out as nbformat writes them, or one string)."""
-    ascii_only = raw.isascii()
+    ascii_only = raw.isascii() or any("\ud800" <= char <= "\udfff" for char in source)  # a lone surrogate stays escaped
     if not cell.listed:
         return json.dumps(source, ensure_ascii=ascii_only)
     start, end = cell.span
