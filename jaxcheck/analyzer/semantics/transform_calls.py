@@ -41,9 +41,10 @@ class TransformCallReader(DefinitionReader):
         a caller passes is traced (a project's jit wrapper). A transform of what the wrapper cannot follow
         (`jax.jit(decorate(fn))`) is noted (see :attr:`ModuleSummary.unfollowed`)."""
         for callable_, traced_by in self._peeled(target, spec):
-            resolved = self.scope.resolve(callable_.value) if isinstance(callable_, cst.Name) else None
-            if resolved is not None and self.is_parameter(resolved[0], callable_.value):
-                self._transformed_params.setdefault(resolved[0].key, []).append((callable_.value, traced_by))
+            name = callable_.value if isinstance(callable_, cst.Name) else None
+            resolved = self.scope.resolve(name) if name is not None else None
+            if name is not None and resolved is not None and self.is_parameter(resolved[0], name):
+                self._transformed_params.setdefault(resolved[0].key, []).append((name, traced_by))
             elif resolved is not None and resolved[1].kind is BindingKind.FUNCTION and self.in_function \
                     and resolved[0] is self.scope.function_scope():  # `jax.jit(wrapped)`, a local def calling `fn`
                 self._transformed_locals.append((resolved[1].target, traced_by, self.function_key))
