@@ -225,13 +225,15 @@ def test_diff_shows_each_changed_cell_and_writes_nothing(tmp_path: Path, capsys)
                    "+x = x.at[0].set(1.0)\n")
 
 
-def test_add_noqa_writes_into_the_cell(tmp_path: Path, capsys):
+def test_add_noqa_writes_into_the_cell_and_after_a_magic(tmp_path: Path, capsys):
     path = tmp_path / "demo.ipynb"
-    path.write_text(notebook(*STALE))
-    code, _, err = run(capsys, "check", "--no-cache", "--add-noqa", str(path))
-    assert code == 0 and err == "Added 1 noqa directive.\n"
-    assert json.loads(path.read_text())["cells"][2]["source"][2] == "    return x * scale  # noqa: JAX101\n"
-    assert run(capsys, "check", "--no-cache", str(path))[0] == 0
+    path.write_text(notebook(*STALE, "%timeit -n 3 f(jnp.ones(3))\n"))
+    code, _, err = run(capsys, "check", "--no-cache", "--extend-select", "JAX902", "--add-noqa", str(path))
+    assert code == 0 and err == "Added 2 noqa directives.\n"
+    cells = json.loads(path.read_text())["cells"]
+    assert cells[2]["source"][2] == "    return x * scale  # noqa: JAX101\n"
+    assert cells[6]["source"] == ["%timeit -n 3 f(jnp.ones(3))  # noqa: JAX902\n"]
+    assert run(capsys, "check", "--no-cache", "--extend-select", "JAX902", str(path))[0] == 0
 
 
 # ------------------------------------------------------------------------------------ bad notebooks

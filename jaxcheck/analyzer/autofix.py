@@ -78,6 +78,11 @@ def noqa_file(linter: Linter, path: Path) -> FileFix:
         return read
     data, text, notebook = read
     after, count = add_noqa(text, linter.check_file_in_project(path, data).diagnostics)
+    if notebook is not None:
+        try:
+            notebook.with_text(after)  # a cell that cannot take its comments fails here, not when writing
+        except NotebookError as exc:
+            return FileFix(path, text, text, 0, f"{exc}; file left unchanged", notebook)
     return FileFix(path, text, after, count, notebook=notebook)
 
 

@@ -20,8 +20,10 @@ from __future__ import annotations
 import ast
 import codecs
 import difflib
+import io
 import json
 import re
+import tokenize
 from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -49,6 +51,7 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 _BREAKS = ("\n", "\r")
 _ASSIGNED_MAGIC = re.compile(r"(?P<target>[\w.]+(?:\s*,\s*[\w.]+)*)\s*=\s*(?P<escape>!!?|%)(?P<rest>.*)")
 _LINE_MENTION = re.compile(r"\bline (\d+)\b")
+_ADDED_COMMENT = re.compile(r"[ \t]*#[^\r\n]*")
 
 
 class NotebookError(ValueError):
@@ -363,16 +366,29 @@ def _timed(indent: str, stripped: str, arguments: str) -> tuple[str, Shift] | No
     while skip < len(words) and (words[skip] == "" or words[skip].startswith("-")):
         option = words[skip][1:2]
         skip += 2 if option in _TIMEIT_OPTIONS_WITH_VALUE and len(words[skip]) == 2 else 1
-    code = " ".join(words[skip:]).strip()
+    code, comment = _without_comment(" ".join(words[skip:]).strip())
     if not code:
         return None
     try:
         ast.parse(code, mode="eval")
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     original = len(indent) + stripped.index(code, len(stripped) - len(arguments))
     virtual = len(indent) + len(_TIMER)
-    return f"{indent}{_TIMER}{code})", Shift(len(indent), original, virtual, len(code))
+    return f"{indent}{_TIMER}{code}){comment}", Shift(len(indent), original, virtual, len(code))
+
+
+def _without_comment(code: str) -> tuple[str, str]:
+    """`code` without its trailing comment, and that comment with the blanks before it ('' when none)."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return code, ""
+    for token in tokens:
+        if token.type == tokenize.COMMENT:
+            kept = code[: token.start[1]].rstrip()
+            return kept, code[len(kept):]
+    return code, ""
 
 
 def _neutral(indent: str, method: str, name: str, arguments: str | None) -> str:
@@ -387,8 +403,15 @@ def _restored(cell: _Cell, new: list[str]) -> str:
     replaced = [(cell.virtual[offset], originals[offset]) for offset, _ in cell.shifts]
     out = []
     for line in new:
-        if replaced and line == replaced[0][0]:
-            out.append(replaced.pop(0)[1])
+        placeholder, original = replaced[0] if replaced else ("", "")
+        body = placeholder.rstrip("\r\n")
+        added = _ADDED_COMMENT.fullmatch(line.rstrip("\r\n")[len(body):]) if line.startswith(body) else None
+        if replaced and (line == placeholder or (body and added is not None)):
+            replaced.pop(0)
+            # a comment added after the placeholder (`--add-noqa`) goes after the line as written
+            out.append(original if line == placeholder else
+                       original.rstrip("\r\n").rstrip() + line.rstrip("\r\n")[len(body.rstrip()):] +
+                       original[len(original.rstrip("\r\n")):])
         else:
             out.append(line)
     if replaced:
