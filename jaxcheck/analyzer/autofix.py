@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import codecs
 import difflib
+import errno
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -99,7 +100,11 @@ def write_fixed(result: FileFix) -> None:
             raise FileChangedError(result.path) from None
         if notebook.text != result.before:
             raise FileChangedError(result.path)
-        write_through(result.path, notebook.with_text(result.after), expected=data)
+        try:
+            fixed = notebook.with_text(result.after)
+        except NotebookError as exc:
+            raise OSError(errno.EINVAL, str(exc), str(result.path)) from None
+        write_through(result.path, fixed, expected=data)
         return
     try:
         current = decode_source(data)
