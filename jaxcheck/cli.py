@@ -29,7 +29,7 @@ from jaxcheck.analyzer.config import (
 )
 from jaxcheck.analyzer.diagnostics import Diagnostic, FileError
 from jaxcheck.analyzer.docs import render_rule
-from jaxcheck.analyzer.engine import CheckReport, Linter
+from jaxcheck.analyzer.engine import SYNTAX_ERROR_CODE, CheckReport, Linter
 from jaxcheck.analyzer.output import (
     FORMATTERS, HUMAN_FORMATS, NEEDS_SOURCES, OutputContext, is_fixable, read_sources, summary,
 )
@@ -282,8 +282,9 @@ def _check(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     if not stdin and report.files_checked == 0 and not report.errors and not args.quiet:
         print("warning: No Python files found under the given path(s)", file=sys.stderr)
-    if report.traced is False and report.files_checked and args.format in HUMAN_FORMATS and not args.quiet:
-        report.notes.append(NOTHING_TRACED)
+    if report.traced is False and report.files_checked and args.format in HUMAN_FORMATS and not args.quiet \
+            and not report.errors and not any(d.code == SYNTAX_ERROR_CODE for d in report.diagnostics):
+        report.notes.append(NOTHING_TRACED)  # (a file that could not be read may hold what is traced)
     if args.add_noqa:
         return _add_noqa(linter, report, stdin)
     if stdin and (args.fix or args.fix_only or args.diff):

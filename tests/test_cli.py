@@ -391,5 +391,7 @@ def test_a_run_that_traced_no_function_says_so_once_also_from_the_cache(tmp_path
     assert "no function was found traced" not in run(capsys, "check", "--format", "json", str(tmp_path))[2]
     (tmp_path / "other.py").write_text("import jax\n\ng = jax.jit(lambda x: x)\n")
     assert "no function was found traced" not in run(capsys, "check", str(tmp_path))[2]
+    (tmp_path / "other.py").write_text("import jax\n\ng = jax.jit(\n")  # what does not parse may trace
+    assert "no function was found traced" not in run(capsys, "check", str(tmp_path))[2]
     (tmp_path / "other.py").unlink()
     assert "no function was found traced" in run(capsys, "check", "--no-cache", str(tmp_path))[2]

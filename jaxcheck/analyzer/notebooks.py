@@ -171,8 +171,11 @@ class Notebook:
         return (codecs.BOM_UTF8 if self.bom else b"") + "".join(pieces).encode("utf-8")
 
     def display_lines(self) -> list[str]:
-        """The lines of :attr:`text` (index 0 is line 1) with IPython syntax shown as written."""
+        """The lines of :attr:`text` (index 0 is line 1) with IPython syntax shown as written, and the
+        first line and the cell boundaries (no line of any cell) blank."""
         lines = [line.rstrip("\r\n") for line in _LINE.findall(self.text)]
+        for line in (1, self.index.end, *(start - 1 for start in self.index.starts[1:])):
+            lines[line - 1] = ""
         for cell, start in zip(self.cells, self.index.starts):
             originals = _LINE.findall(cell.source)
             for offset, _ in cell.shifts:
