@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -12,6 +13,9 @@ pytest.importorskip("pre_commit")
 ROOT = Path(__file__).resolve().parent.parent
 BUGGY = "import jax\n\n\n@jax.jit\ndef f(x):\n    if x > 0:\n        return x\n    return -x\n"
 MUTATION = "import jax.numpy as jnp\n\nx = jnp.zeros(3)\nx[0] = 1.0\n"
+NOTEBOOK = {"cells": [{"cell_type": "code", "execution_count": None, "id": "c0", "metadata": {}, "outputs": [],
+                       "source": ["import jax.numpy as jnp\n", "y = jnp.zeros(3)\n", "y[0] = 1.0"]}],
+            "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -39,6 +43,7 @@ def repo(tmp_path: Path) -> Path:
     (tmp_path / "generated" / "made.py").write_text(BUGGY)
     (tmp_path / "model.py").write_text(BUGGY)
     (tmp_path / "update.py").write_text(MUTATION)
+    (tmp_path / "demo.ipynb").write_text(json.dumps(NOTEBOOK, indent=1) + "\n")
     _git(tmp_path, "add", "-A")
     _git(tmp_path, "commit", "-qm", "init")
     return tmp_path
@@ -55,11 +60,14 @@ def test_check_hook_reports_findings_and_honours_excludes(repo: Path):
     result = _try_repo(repo, "jaxcheck")
     assert result.returncode == 1, result.stdout + result.stderr
     assert "model.py:6:8: JAX301" in result.stdout
+    assert "demo.ipynb:cell 1:3:1: JAX201" in result.stdout  # `types_or` takes jupyter files
     assert "made.py" not in result.stdout  # excluded in pyproject, although pre-commit names it
 
 
 def test_fix_hook_rewrites_files(repo: Path):
     result = _try_repo(repo, "jaxcheck-fix")
     # pre-commit fails a hook that changed files; anything else (an install error) is shown, not hidden
-    assert "(1 fixed, 1 remaining)" in result.stdout, result.stdout + result.stderr
+    assert "(2 fixed, 1 remaining)" in result.stdout, result.stdout + result.stderr
     assert (repo / "update.py").read_text() == MUTATION.replace("x[0] = 1.0", "x = x.at[0].set(1.0)")
+    fixed = json.loads((repo / "demo.ipynb").read_text())["cells"][0]["source"]
+    assert fixed == ["import jax.numpy as jnp\n", "y = jnp.zeros(3)\n", "y = y.at[0].set(1.0)"]
