@@ -12,6 +12,9 @@ displays nothing (`%jaxcheck status` counts the findings). A finding the cell's 
 (the raised :class:`RuntimeCheckError`, or a note where the shell shows exception notes) is not repeated.
 
 `%jaxcheck on [--option[=value] ...]`, `%jaxcheck off` and `%jaxcheck status` switch and inspect the checks.
+Functions jitted while the checks were on stay checked wrappers, which follow the session active when they
+are called (see :mod:`jaxcheck.runtime_checks.session`): while off, that is a quiet session (mode `collect`,
+every optional check off), so `%jaxcheck off` stops their reports too.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import jax
 from IPython.core.error import UsageError
 from IPython.display import display
 from pydantic import ValidationError
@@ -34,9 +38,12 @@ from jaxcheck.analyzer.config import ConfigError, RuntimeSettings, load_configur
 from jaxcheck.analyzer.diagnostics import Diagnostic
 from jaxcheck.runtime_checks.checked import flush
 from jaxcheck.runtime_checks.report import RuntimeCheckError, headline, url_of
-from jaxcheck.runtime_checks.session import current
+from jaxcheck.runtime_checks import originals
+from jaxcheck.runtime_checks.session import Session, activate, current, new_session
 
 MAGIC = "jaxcheck"
+QUIET = RuntimeSettings(mode="collect", stale_globals=False, side_effects=False, hidden_state=False, key_reuse=False)
+"""The settings of the session active while the checks are off (see the module docstring)."""
 _FILE_NAMES = re.compile(r"<ipython-input-[^<>\s]*>|[^\s'\"`()]+\.py\b")
 """What may name a cell's code in a message: IPython's `<ipython-input-5-...>`, a kernel's `/tmp/.../123.py`."""
 
@@ -173,7 +180,8 @@ def traceback_shows_notes(shell: Any) -> bool:
 @dataclass
 class KernelChecks:
     """The extension's state in one shell: the settings while the checks are on (None when off), the
-    findings list of the current install, how many of it are handled, and the findings of earlier ones."""
+    findings list of the current install, how many of it are handled, the findings of earlier ones, and
+    the session the quiet one replaced while that is active (see the module docstring)."""
 
     shell: Any
     notes_shown: bool
@@ -181,6 +189,7 @@ class KernelChecks:
     findings: list[Diagnostic] = field(default_factory=list)
     handled: int = 0
     earlier: int = 0
+    outside: Session | None = None
 
     def start(self, settings: RuntimeSettings) -> None:
         """Install the checks with `settings` (mode `warn` collects; see the module docstring)."""
@@ -196,8 +205,18 @@ class KernelChecks:
                              "call jaxcheck.runtime.uninstall() first")
         self.show_new(None)
         runtime.uninstall()
+        if jax.jit is originals.jit and self.outside is None:  # no install is left
+            self.outside = activate(new_session(QUIET))
         self.earlier += len(self.findings)
         self.settings, self.findings, self.handled = None, [], 0
+
+    def leave(self) -> None:
+        """Switch the checks off and make the session active before :func:`load` active again."""
+        if self.settings is not None:
+            self.stop()
+        if self.outside is not None:
+            activate(self.outside)
+            self.outside = None
 
     def show_new(self, error: BaseException | None) -> None:
         """Read pending NaN flags and bounds tables, then display the findings not handled yet, less the
@@ -289,8 +308,7 @@ def unload(shell: Any) -> None:
     checks = _LOADED.get(id(shell))
     if checks is None:
         return
-    if checks.settings is not None:
-        checks.stop()
+    checks.leave()
     del _LOADED[id(shell)]
     shell.events.unregister("post_run_cell", checks.after_cell)
     shell.magics_manager.magics["line"].pop(MAGIC, None)
