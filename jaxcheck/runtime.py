@@ -5,6 +5,7 @@
 - `with jaxcheck.runtime.checking(mode="warn", nans=False, index_checks=False, ...) as findings:` patches the `jax`
   transforms for a block; `install()`/`uninstall()` do the same without a block.
 - `jaxcheck run script.py` and `pytest --jaxcheck` switch it on without editing code.
+- `traces(f)`: how many times JAX traced `f` under the checks, and what changed each time.
 
 Findings are :class:`jaxcheck.Diagnostic` values with the static analyzer's codes and rule pages.
 """
@@ -20,6 +21,8 @@ from jaxcheck.analyzer.diagnostics import Diagnostic
 from jaxcheck.runtime_checks.patching import install as _install
 from jaxcheck.runtime_checks.patching import uninstall as _uninstall
 from jaxcheck.runtime_checks.report import Mode, RuntimeCheckError, RuntimeCheckWarning
+from jaxcheck.runtime_checks.retrace import TraceHistory, TraceRecord
+from jaxcheck.runtime_checks.session import history_of
 from jaxcheck.runtime_checks.wrappers import grad, jit, pmap, value_and_grad, vmap
 
 
@@ -50,5 +53,14 @@ def checking(mode: Mode = "warn", nans: bool = False, retrace_budget: int = 10, 
         uninstall()
 
 
-__all__ = ["RuntimeCheckError", "RuntimeCheckWarning", "checking", "grad", "install", "jit", "pmap",
-           "uninstall", "value_and_grad", "vmap"]
+def traces(fun: Any) -> TraceHistory:
+    """How many times JAX traced `fun` (the user's function, or a checked or bare transform of it) in the
+    active session, or else the last one that ended: `.count`, and `.records` (the latest 32: each
+    trace's signature and what changed since the one before: shapes, dtypes, weak types, static values,
+    callables). Counted during JAX's own traces: reading it traces nothing. A fresh `jax.jit(lambda ...)`
+    shares its history with the other lambdas of the same source line (they have one code object)."""
+    return history_of(fun)
+
+
+__all__ = ["RuntimeCheckError", "RuntimeCheckWarning", "TraceHistory", "TraceRecord", "checking", "grad", "install",
+           "jit", "pmap", "traces", "uninstall", "value_and_grad", "vmap"]

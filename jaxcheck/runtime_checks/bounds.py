@@ -1,7 +1,7 @@
 """Out-of-bounds indexing at run time (opt-in, JAX203): a bounds test compiled into the program.
 
-The checked function is jitted through an interpreter of its own jaxpr (inner jitted functions inlined)
-that adds, next to every indexing operation the user wrote (`x[i]`, `x.at[i].set(v)`, `.at[i].get()`,
+The checked function's program (the jaxpr JAX traced for it) is evaluated in a jitted interpreter (inner
+jitted functions inlined) that adds, next to every indexing operation the user wrote (`x[i]`, `x.at[i].set(v)`, `.at[i].get()`,
 `lax.dynamic_slice`, `lax.dynamic_update_slice`, `lax.gather`/`scatter`), a test of its start indices
 against the array's shape, like `jax.experimental.checkify`'s index checks. The program returns one small
 int32 table, one row per operation: `(site, index, axis)` where out of bounds, zeros elsewhere. It is read
@@ -16,10 +16,9 @@ indexing inside `lax.scan`/`while_loop`/`cond` bodies and custom-derivative func
 
 from __future__ import annotations
 
-import functools
 import linecache
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +29,6 @@ from jax._src import source_info_util
 from jax._src.lax import slicing
 
 from jaxcheck.runtime_checks.hidden_state import eqn_line
-from jaxcheck.runtime_checks.jaxprs import evaluate, traced_program
 
 _SCATTERS = frozenset({"scatter", "scatter-add", "scatter_add", "scatter-mul", "scatter_mul", "scatter-min",
                        "scatter_min", "scatter-max", "scatter_max"})
@@ -66,10 +64,6 @@ def _site_id(site: Site) -> int:
             _SITES.append(site)
             number = _SITE_IDS[site] = len(_SITES)
         return number
-
-
-
-
 
 
 def _site(eqn: Any) -> Site | None:
@@ -144,8 +138,8 @@ def _row(number: int, eqn: Any, invals: Sequence[Any]) -> Any | None:
     return jnp.where(bad, jnp.stack([jnp.int32(number), index, axis]), jnp.zeros(3, jnp.int32))
 
 
-def _checked_eval(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], rows: list[Any]) -> list[Any]:
-    """Evaluate `jaxpr` (under a trace), appending a bounds row per checked indexing operation."""
+def observe_bounds(rows: list[Any]) -> Any:
+    """An observer for :func:`jaxprs.evaluate` appending a bounds row per checked indexing operation."""
 
     def observe(eqn: Any, invals: list[Any]) -> None:
         site = _site(eqn)
@@ -153,22 +147,12 @@ def _checked_eval(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], rows: 
         if row is not None:
             rows.append(row)
 
-    return evaluate(jaxpr, consts, args, observe)
+    return observe
 
 
-def checking(fun: Callable[..., Any]) -> Callable[..., Any]:
-    """`fun` rewritten to return `(outputs, table)`; jit the result (it keeps `fun`'s signature, so
-    `static_argnames` still apply). Arguments that arrive as Python values stay static."""
-
-    @functools.wraps(fun)
-    def checked(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        closed, shape, inputs = traced_program(fun, args, kwargs)
-        rows: list[Any] = []
-        outs = _checked_eval(closed.jaxpr, closed.consts, inputs, rows)
-        table = jnp.stack(rows) if rows else jnp.zeros((0, 3), jnp.int32)
-        return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(shape), outs), table
-
-    return checked
+def bounds_table(rows: list[Any]) -> Any:
+    """The program's table: one row per checked operation (none when it indexes nothing)."""
+    return jnp.stack(rows) if rows else jnp.zeros((0, 3), jnp.int32)
 
 
 @dataclass(frozen=True)

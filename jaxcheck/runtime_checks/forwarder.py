@@ -1,78 +1,99 @@
-"""Generated call wrappers: a forwarder with the wrapped function's own parameter list, so a call costs
-one Python frame and no `*args`/`**kwargs` packing in the common case (all parameters required and
-positional-or-keyword). Other signatures keep their leading required parameters and forward the rest."""
+"""Generated call wrappers: what users call in place of a checked `jit`/`pmap` object. A forwarder is an
+instance of a class made for it (:class:`Forwarder`, whose `__call__` is generated); it passes its
+positional and keyword arguments on exactly as given (keywords stay keywords, so `static_argnums`
+and `static_argnames` resolve as for the bare object), runs the slow path only when something happened,
+and re-raises the call's exception once, as it came, less jaxcheck's frames (see
+:func:`frames.without_own_frames`). The identity test of the globals the last trace read is compiled
+into it (:func:`watch_reads`); compiled code is shared by the forwarders that test as many globals.
+"""
 
 from __future__ import annotations
 
-import inspect
+import functools
+import types
 from collections.abc import Callable
 from typing import Any
 
+from jaxcheck.runtime_checks.frames import FORWARDER_FILE, without_own_frames
 from jaxcheck.runtime_checks.stale_globals import Read, identity_test
 
 _TEMPLATE = """\
-def _jc_forwarder({params}):
+def __call__(_jc_self, *_jc_args, **_jc_kwargs):
     __tracebackhide__ = True
     {tick}
     try:
         if _A.instrumented:
-            _jc_out = _st.instrumented_call({args}, {kwargs})
+            _jc_out = _st.instrumented_call(_jc_args, _jc_kwargs)
         else:
-            _jc_out = _call({call})
+            _jc_out = _call(*_jc_args, **_jc_kwargs)
     except BaseException as _jc_e:
-        _st.on_error(_jc_e, {args}, {kwargs})
+        _st.on_error(_jc_e, _jc_args, _jc_kwargs)
+        _jc_e.__traceback__ = _hide(_jc_e.__traceback__)
         raise
-    if _st.slow or {changed}:
-        _st.after({args}, {kwargs})
+    if _st.slow or _B.fresh or {changed}:
+        _st.after(_jc_args, _jc_kwargs)
     return _jc_out
 """
 
 
-def _leading_required(fun: Callable[..., Any]) -> tuple[list[str], bool]:
-    """Names of the leading required positional-or-keyword parameters, and whether they are all of them.
-    Parameters whose names start with `_` end the list: they could shadow the forwarder's globals."""
-    try:
-        parameters = list(inspect.signature(fun).parameters.values())
-    except (TypeError, ValueError):
-        return [], False
-    names = []
-    for parameter in parameters:
-        if parameter.kind is not parameter.POSITIONAL_OR_KEYWORD or parameter.default is not parameter.empty \
-                or parameter.name.startswith("_"):  # never shadow the forwarder's own globals
-            break
-        names.append(parameter.name)
-    return names, len(names) == len(parameters)
+class Forwarder:
+    """What users call. The bare object's methods live on this class, as they live on JAX's own jit
+    objects' class, so `functools.wraps` (which `jax.jit` applies to a function it wraps) copies none of
+    them onto another object; its instance dictionary holds what JAX's holds (metadata, `_fun`,
+    `_jit_info`). It binds as a method when it is a class attribute, as JAX's objects do."""
+
+    __slots__ = ("_checked", "__dict__", "__weakref__")
+
+    def __init__(self, checked: Any) -> None:
+        self._checked = checked
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        return self if instance is None else types.MethodType(self, instance)  # type: ignore[arg-type]
+
+    def _bare(self, name: str) -> Any:
+        return getattr(self._checked.call, name)  # AttributeError when the bare object has none
+
+    lower = property(lambda self: self._bare("lower"))
+    trace = property(lambda self: self._bare("trace"))
+    eval_shape = property(lambda self: self._bare("eval_shape"))
+    _cache_size = property(lambda self: self._bare("_cache_size"))
+    _cache_miss = property(lambda self: self._bare("_cache_miss"))
+    clear_cache = property(lambda self: self._bare("clear_cache") and self._checked.clear_cache)
+    _clear_cache = property(lambda self: self._bare("_clear_cache") and self._checked.clear_cache)
 
 
-def make_forwarder(fun: Callable[..., Any], state: Any, active: Any) -> Callable[..., Any]:
-    """A function with `fun`'s parameters that calls `state.call` (or `state.instrumented_call` while
-    `active.instrumented` is set: NaN or index checks) and then `state.after` when `state.slow` is set (the call traced, or keys are watched) or a
-    recorded global changed (see :func:`watch_reads`). A global found changed after a call that did not
-    trace was already changed before it: the call used the stale program."""
-    names, exact = _leading_required(fun)
-    if exact:
-        params = call = ", ".join(names)
-        args, kwargs = f"({call}{',' if names else ''})", "{}"
-    else:
-        params = call = ", ".join([*names, "*_jc_args", "**_jc_kwargs"])
-        args, kwargs = f"({', '.join([*names, '*_jc_args'])},)", "_jc_kwargs"
-    parts = {"params": params, "call": call, "args": args, "kwargs": kwargs}
-    namespace: dict[str, Any] = {"_st": state, "_A": active, "_call": state.call, "_jc_parts": parts}
-    return _compile(namespace, "False", "pass")
+def make_forwarder(state: Any, active: Any) -> Forwarder:
+    """A forwarder calling `state.call` (or `state.instrumented_call` while `active.instrumented` is set:
+    NaN or index checks), then `state.after` when `state.slow` is set (keys are watched), the body traced
+    (`state.body.fresh`) or a recorded global changed (see :func:`watch_reads`). A global found changed
+    after a call that did not trace was already changed before it: the call used the stale program."""
+    namespace: dict[str, Any] = {"_st": state, "_A": active, "_B": state.body, "_call": state.call,
+                                 "_hide": without_own_frames}
+    call = types.FunctionType(_code("False", "pass"), namespace, "__call__")
+    cls = type("Checked" + type(state.call).__name__, (Forwarder,), {"__call__": call, "__slots__": ()})
+    forwarder: Forwarder = cls(state)
+    return forwarder
 
 
-def watch_reads(forwarder: Callable[..., Any], reads: list[Read], clock: list[int]) -> None:
-    """Recompile `forwarder` in place (its `__code__`) so that it tests the identity of `reads` and, when
-    some of them are watched for in-place changes, counts `clock[0]` down and takes the slow path at 0."""
-    namespace = forwarder.__globals__
+def watch_reads(forwarder: Forwarder, reads: list[Read], clock: list[int]) -> None:
+    """Recompile `forwarder`'s call in place (its `__code__`) so that it tests the identity of `reads`
+    and, when some of them are watched for in-place changes, counts `clock[0]` down and takes the slow
+    path at 0."""
+    call = type(forwarder).__call__
+    namespace = call.__globals__
     changed, tick = identity_test(reads, namespace), "pass"
     if any(read.snapshot is not None for read in reads):
         namespace["_jc_k"] = clock
         changed, tick = f"{changed} or _jc_k[0] <= 0", "_jc_k[0] -= 1"
-    forwarder.__code__ = _compile(namespace, changed, tick).__code__
+    call.__code__ = _code(changed, tick)
 
 
-def _compile(namespace: dict[str, Any], changed: str, tick: str) -> Callable[..., Any]:
-    source = _TEMPLATE.format(changed=changed, tick=tick, **namespace["_jc_parts"])
-    exec(compile(source, "<jaxcheck-forwarder>", "exec"), namespace)  # noqa: S102 - names and reprs only
-    return namespace["_jc_forwarder"]  # type: ignore[no-any-return]
+@functools.lru_cache(maxsize=256)
+def _code(changed: str, tick: str) -> types.CodeType:
+    """The forwarder's code for an identity test and a clock tick (names only: the objects they name are
+    in each forwarder's globals)."""
+    namespace: dict[str, Any] = {}
+    source = _TEMPLATE.format(changed=changed, tick=tick)
+    exec(compile(source, FORWARDER_FILE, "exec"), namespace)  # noqa: S102 - names and reprs only
+    code: types.CodeType = namespace["__call__"].__code__
+    return code

@@ -9,6 +9,7 @@ import sysconfig
 from types import CodeType, FrameType, TracebackType
 
 import jax
+from jax._src import config as jax_config
 from jax._src import traceback_util
 
 _JAXCHECK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -20,9 +21,31 @@ _LIBRARY_DIRS: tuple[str, ...] = tuple(
 
 _INTERACTIVE = ("<stdin>", "<ipython-input-")
 
+_RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
+FORWARDER_FILE = "<jaxcheck-forwarder>"
+"""The file name of the generated call wrappers (see :mod:`forwarder`)."""
+
 # JAX's traceback filtering hides its own frames from users; hide jaxcheck's runtime frames the same way.
-traceback_util.register_exclusion(os.path.dirname(os.path.abspath(__file__)))
-traceback_util.register_exclusion("<jaxcheck-forwarder>")
+traceback_util.register_exclusion(_RUNTIME_DIR)
+traceback_util.register_exclusion(FORWARDER_FILE)
+
+
+def without_own_frames(tb: TracebackType | None) -> TracebackType | None:
+    """`tb` less jaxcheck's runtime frames, as JAX's traceback filtering drops JAX's own (unchanged when
+    `JAX_TRACEBACK_FILTERING=off`). A handler that sets this on the exception it caught and re-raises with
+    a bare `raise` leaves no frame of its own either."""
+    if jax_config.traceback_filtering.value == "off":
+        return tb
+    kept: list[TracebackType] = []
+    while tb is not None:
+        path = tb.tb_frame.f_code.co_filename
+        if path != FORWARDER_FILE and not path.startswith(_RUNTIME_DIR):
+            kept.append(tb)
+        tb = tb.tb_next
+    out: TracebackType | None = None
+    for entry in reversed(kept):
+        out = TracebackType(out, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+    return out
 
 
 def is_library_file(path: str) -> bool:

@@ -1,39 +1,107 @@
-"""JAX104 at run time: hidden Python state found by tracing twice through fresh wrappers.
+"""JAX104 at run time: hidden Python state read while tracing, seen during JAX's own trace.
 
-A pure function traces to the same program every time. When two traces of the same call differ (a
-literal, a captured constant, the operations), something read at trace time changed between them:
-`np.random`, `time.time()`, a counter. The first differing equation names the user's line.
+A value drawn from `np.random`'s or `random`'s global generator, or read from the clock, while a function
+traces is frozen into the compiled program: every cached call reuses it. While a checked function
+traces, a profile hook notes the calls the user's code makes to those sources (directly, or through the
+`random` module's Python helpers), with the user's line; `np.random`'s functions (compiled methods of its
+global generator, invisible to a profile hook) are replaced for the trace's duration by recorders that
+call them unchanged. Nothing is traced again: a counter or another
+mutable global that only changes the program from one trace to the next is not seen here (JAX101 reports
+a global changed after the trace). The hook is not installed when another profiler is active.
 """
 
 from __future__ import annotations
 
+import contextlib
+import datetime
 import functools
-from collections.abc import Callable
+import random
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from types import FrameType
 from typing import Any
 
 import numpy as np
 from jax._src import source_info_util
 
-from jaxcheck.runtime_checks import originals
-from jaxcheck.runtime_checks.frames import is_library_file
-from jaxcheck.runtime_checks.side_effects import capture_output
+from jaxcheck.runtime_checks.frames import is_library_file, is_user_code
+
+_CLOCKS = (time.time, time.time_ns, time.perf_counter, time.perf_counter_ns, time.monotonic, time.monotonic_ns,
+           time.process_time)
+_RANDOM_FILE = random.__file__
 
 
-def fresh(fun: Callable[..., Any]) -> Callable[..., Any]:
-    """A new function object calling `fun`, so that JAX's caches never answer for it."""
+def source_name(function: Any) -> str | None:
+    """`np.random.<name>`, `random.<name>`, `time.<name>` or `datetime.<class>.<name>` when calling the
+    builtin `function` reads hidden state, else None (compared by identity: nothing of `function` runs)."""
+    owner = getattr(function, "__self__", None)
+    name = getattr(function, "__name__", "?")
+    if owner is not None and owner is getattr(np.random.mtrand, "_rand", None):
+        return f"np.random.{name}"
+    if owner is not None and owner is getattr(random, "_inst", None):
+        return f"random.{name}"
+    if (owner is datetime.datetime or owner is datetime.date) and name in ("now", "today", "utcnow"):
+        return f"datetime.{owner.__name__}.{name}"
+    return f"time.{name}" if any(function is clock for clock in _CLOCKS) else None
 
-    @functools.wraps(fun)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return fun(*args, **kwargs)
 
-    return wrapper
+def _user_caller(frame: FrameType | None) -> FrameType | None:
+    """`frame` when it is the user's, or the user's frame that called the `random` module's helpers."""
+    while frame is not None and frame.f_code.co_filename == _RANDOM_FILE:
+        frame = frame.f_back
+    return frame if frame is not None and is_user_code(frame.f_code) else None
 
 
-def trace_quietly(fun: Callable[..., Any], jit_kwargs: dict[str, Any], args: tuple[Any, ...],
-                  kwargs: dict[str, Any]) -> Any:
-    """The closed jaxpr of a fresh `jax.jit(fun, **jit_kwargs)` traced on `args`, with output swallowed."""
-    with capture_output(forward=False):
-        return originals.jit(fresh(fun), **jit_kwargs).trace(*args, **kwargs).jaxpr
+def _global_generator_functions() -> dict[str, Any]:
+    """`np.random`'s module functions that draw from its global generator, by name."""
+    generator = getattr(np.random.mtrand, "_rand", None)
+    return {name: value for name, value in vars(np.random).items()
+            if generator is not None and getattr(value, "__self__", None) is generator}
+
+
+def _recorder(name: str, function: Any, found: list[tuple[str, int, str]], thread: int) -> Any:
+    @functools.wraps(function)
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        if threading.get_ident() == thread and (user := _user_caller(sys._getframe(1))) is not None:
+            found.append((user.f_code.co_filename, user.f_lineno, f"np.random.{name}"))
+        return function(*args, **kwargs)
+
+    return recording
+
+
+@contextlib.contextmanager
+def watching() -> Iterator[list[tuple[str, int, str]]]:
+    """Note `(path, line, source)` of each hidden-state read made by user code inside the block (see the
+    module docstring); inside an outer watch, or under another profiler, notes nothing."""
+    found: list[tuple[str, int, str]] = []
+    if sys.getprofile() is not None:
+        yield found
+        return
+
+    def profile(frame: FrameType, event: str, arg: Any) -> None:
+        if event == "c_call" and (name := source_name(arg)) is not None and (user := _user_caller(frame)):
+            found.append((user.f_code.co_filename, user.f_lineno, name))
+
+    originals = _global_generator_functions()
+    thread = threading.get_ident()
+    for name, function in originals.items():
+        setattr(np.random, name, _recorder(name, function, found, thread))
+    sys.setprofile(profile)
+    try:
+        yield found
+    finally:
+        sys.setprofile(None)
+        for name, function in originals.items():
+            setattr(np.random, name, function)
+
+
+def hidden_state_message(function: str, source: str) -> tuple[str, str]:
+    """Message and fix of a JAX104 finding for a read of `source`."""
+    return (f"`{function}` called `{source}` while tracing: the value is frozen into the compiled program, "
+            "and every cached call reuses it",
+            "compute the value with JAX from an argument (e.g. `jax.random` with a key), or pass it in")
 
 
 def eqn_line(eqn: Any) -> tuple[str, int] | None:
@@ -42,38 +110,3 @@ def eqn_line(eqn: Any) -> tuple[str, int] | None:
     if frame is None or is_library_file(frame.file_name):
         return None
     return frame.file_name, frame.start_line
-
-
-def first_difference(first: Any, second: Any) -> tuple[Any, str] | None:
-    """`(equation, description)` of the first place two closed jaxprs differ, or None when equal."""
-    if len(first.consts) != len(second.consts):
-        return None if str(first.jaxpr) == str(second.jaxpr) else (_first_eqn(first, second), "the operations differ")
-    unequal = {var for var, a, b in zip(first.jaxpr.constvars, first.consts, second.consts) if not _equal(a, b)}
-    for eqn_a, eqn_b in zip(first.jaxpr.eqns, second.jaxpr.eqns):
-        if str(eqn_a) != str(eqn_b):
-            return eqn_a, f"`{eqn_a.primitive.name}` differs: `{_short(eqn_a)}` vs `{_short(eqn_b)}`"
-        if unequal.intersection(v for v in eqn_a.invars if not hasattr(v, "val")):
-            return eqn_a, f"a constant captured by `{eqn_a.primitive.name}` differs"
-    if len(first.jaxpr.eqns) != len(second.jaxpr.eqns) or str(first.jaxpr) != str(second.jaxpr):
-        return _first_eqn(first, second), "the operations differ"
-    return None
-
-
-def _first_eqn(first: Any, second: Any) -> Any:
-    for eqn_a, eqn_b in zip(first.jaxpr.eqns, second.jaxpr.eqns):
-        if str(eqn_a) != str(eqn_b):
-            return eqn_a
-    return first.jaxpr.eqns[-1] if first.jaxpr.eqns else None
-
-
-def _short(eqn: Any) -> str:
-    text = " ".join(str(eqn).split())
-    return text if len(text) <= 70 else text[:67] + "..."
-
-
-def _equal(a: Any, b: Any) -> bool:
-    try:
-        a, b = np.asarray(a), np.asarray(b)
-    except Exception:  # noqa: BLE001 - opaque constants (keys, tokens) compare by identity
-        return a is b
-    return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))

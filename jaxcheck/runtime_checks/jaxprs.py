@@ -1,15 +1,17 @@
-"""Re-evaluating a traced program equation by equation, shared by the checks that instrument it (NaN
-flags, bounds tables): trace the user's function to a jaxpr, bind each equation again with its source
-information, and read literals and variables."""
+"""The program JAX traced for a checked `jit`, and re-evaluating it equation by equation, shared by the
+checks that instrument it (NaN flags, bounds tables) or replay it (NaN location): the closed jaxpr comes
+from JAX's own cache for the bare jitted function (the user's function is never traced again), each
+equation is bound again with its source information."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import jax
 from jax._src import core as jax_core
+from jax._src import pjit
 from jax._src import source_info_util
 
 
@@ -18,16 +20,25 @@ def has_tracer(value: Any) -> bool:
     return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(value))
 
 
-def traced_program(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, list[Any]]:
-    """`fun`'s closed jaxpr for these arguments, the shape of its output, and the leaves it takes as inputs.
-    Arguments that arrive as Python values (no tracer) stay static, as `jit` would see them."""
-    static_nums = tuple(i for i, arg in enumerate(args) if not has_tracer(arg))
-    static_kwargs = {key: value for key, value in kwargs.items() if not has_tracer(value)}
-    dynamic_kwargs = {key: value for key, value in kwargs.items() if key not in static_kwargs}
-    closed, shape = jax.make_jaxpr(functools.partial(fun, **static_kwargs), static_argnums=static_nums,
-                                   return_shape=True)(*args, **dynamic_kwargs)
-    inputs = jax.tree_util.tree_leaves(([a for i, a in enumerate(args) if i not in static_nums], dynamic_kwargs))
-    return closed, shape, inputs
+@dataclass(frozen=True)
+class Program:
+    """What a jitted function runs for one call: the closed jaxpr, its flat inputs (`constants` hoisted
+    constants first, then the dynamic arguments' leaves), the output tree and the inputs' names."""
+
+    closed: Any
+    inputs: list[Any]
+    out_tree: Any
+    arg_names: tuple[str, ...]
+    constants: int
+
+
+def program_of(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Program:
+    """The program `jitted(*args, **kwargs)` runs (a `jax.jit` object), as `jitted.trace` finds it: from
+    JAX's cache when the call already traced, else by tracing it (once, cached for the call)."""
+    params, inputs = pjit._infer_params(jitted._fun, jitted._jit_info, args, kwargs)
+    constants = len(params.consts)
+    names = ("<constant>",) * constants + tuple(params.arg_names)
+    return Program(params.params["jaxpr"], list(inputs), params.out_tree, names, constants)
 
 
 def bind(eqn: Any, invals: Sequence[Any]) -> list[Any]:

@@ -84,16 +84,21 @@ def is_key(value: Any) -> bool:
 
 
 class KeyTracker:
-    """The last `limit` keys consumed, by identity, with the file and line of their use. Keys are held
-    (so an id is never mistaken for a dead key's); tracking allocates no garbage-collected object per
-    call, which in a JAX process would trigger costly collections."""
+    """The keys consumed last, by identity, with the file and line of their use: at most `limit` key
+    arrays of at most `element_limit` elements in all (a typed key is one element, a legacy key two, a
+    batch of 1,024 typed keys 1,024), the oldest forgotten first; an array larger than `element_limit`
+    is not held. Keys are held (so an id is
+    never mistaken for a dead key's); tracking allocates no garbage-collected object per call, which in a
+    JAX process would trigger costly collections."""
 
-    def __init__(self, limit: int = 10_000) -> None:
-        self._limit = limit
+    def __init__(self, limit: int = 10_000, element_limit: int = 100_000) -> None:
+        self._limit, self._element_limit = limit, element_limit
         self._order: deque[int] = deque()  # ids, oldest first (dicts are slow to pop from the front)
         self._keys: dict[int, Any] = {}
         self._files: dict[int, str] = {}
         self._lines: dict[int, int] = {}
+        self._sizes: dict[int, int] = {}
+        self._elements = 0
 
     def track(self, key: Any, file: str, line: int) -> tuple[str, int] | None:
         """Note `key` as consumed on `line` of `file`; return where it was consumed before when this is a
@@ -101,12 +106,22 @@ class KeyTracker:
         ident = id(key)
         if self._keys.get(ident) is key:
             return self._files[ident], self._lines[ident]
-        if len(self._order) >= self._limit:
+        size = max(1, int(getattr(key, "size", 1)))
+        if size > self._element_limit:
+            return None
+        while self._order and (len(self._order) >= self._limit or self._elements + size > self._element_limit):
             oldest = self._order.popleft()
+            self._elements -= self._sizes.pop(oldest)
             del self._keys[oldest], self._files[oldest], self._lines[oldest]
         self._order.append(ident)
-        self._keys[ident], self._files[ident], self._lines[ident] = key, file, line
+        self._keys[ident], self._files[ident], self._lines[ident], self._sizes[ident] = key, file, line, size
+        self._elements += size
         return None
+
+    @property
+    def held(self) -> tuple[int, int]:
+        """`(key arrays, elements)` held now."""
+        return len(self._order), self._elements
 
 
 def lines_of(uses: list[Any]) -> list[tuple[str, int]]:

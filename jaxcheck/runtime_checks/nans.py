@@ -1,30 +1,34 @@
 """NaN/Inf at run time (opt-in): detect in the compiled program, locate only after detection.
 
-Detection: the checked function is jitted through an interpreter of its own jaxpr that adds one boolean
-to the program: any NaN/Inf in the outputs, or any NaN reaching an operation that can hide it
-(`jnp.where`'s `select_n`, `max`, `min`, `clamp`, reductions, integer conversion). The flag is read one
-call late, when the device says it is ready, so the host never waits for it.
+Detection: the checked function's program (the jaxpr JAX traced for it) is evaluated in a jitted
+interpreter that adds one boolean to the program: any NaN/Inf in the outputs, or any NaN reaching an
+operation that can hide it (`jnp.where`'s `select_n`, `max`, `min`, `clamp`, reductions, integer
+conversion). The flag is read one call late, when the device says it is ready, so the host never waits.
 
-Location: the call's inputs are replayed equation by equation (inner jitted functions inlined) until the
-first equation that makes a NaN (else an Inf) out of finite inputs; forward and backward pass alike.
+Location: the same program is replayed on the call's inputs equation by equation (inner jitted
+functions inlined) until the first equation that makes a NaN (else an Inf) out of finite inputs; forward
+and backward pass alike. The user's function is not run again: debug callbacks are skipped, and a
+program with other side-effecting callbacks (`io_callback`) is not replayed (not located).
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxcheck.runtime_checks.hidden_state import eqn_line
-from jaxcheck.runtime_checks.jaxprs import INLINED, bind, evaluate, read, traced_program
+from jaxcheck.runtime_checks.jaxprs import INLINED, Program, bind, read
 
 MASKING = frozenset({"select_n", "max", "min", "clamp", "reduce_max", "reduce_min", "argmax", "argmin",
                      "convert_element_type"})
+SKIPPED = frozenset({"debug_callback", "debug_print"})
+"""Side effects without outputs: a replay leaves them out (they fired when the program ran)."""
+UNREPLAYABLE = frozenset({"io_callback"})
+"""Side effects whose outputs the program uses: a program holding one is not replayed."""
 
 
 @dataclass(frozen=True)
@@ -44,42 +48,21 @@ def _inexact(value: Any) -> bool:
     return dtype is not None and jnp.issubdtype(dtype, jnp.inexact)
 
 
-def _flagged_eval(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], flags: list[Any]) -> list[Any]:
-    """Evaluate `jaxpr` (under a trace), appending to `flags` a boolean per value that can hide a NaN."""
+def observe_nans(flags: list[Any]) -> Any:
+    """An observer for :func:`jaxprs.evaluate` appending a boolean per value that can hide a NaN."""
 
     def observe(eqn: Any, invals: list[Any]) -> None:
         if eqn.primitive.name in MASKING:
             checked = invals[1:] if eqn.primitive.name == "select_n" else invals
             flags.extend(jnp.any(jnp.isnan(value)) for value in checked if _inexact(value))
 
-    return evaluate(jaxpr, consts, args, observe)
+    return observe
 
 
-def flagging(fun: Callable[..., Any]) -> Callable[..., Any]:
-    """`fun` rewritten to return `(outputs, flag)`; jit the result (it keeps `fun`'s signature, so
-    `static_argnames` still apply). Arguments that arrive as Python values stay static."""
-
-    @functools.wraps(fun)
-    def checked(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        closed, shape, inputs = traced_program(fun, args, kwargs)
-        flags: list[Any] = []
-        outs = _flagged_eval(closed.jaxpr, closed.consts, inputs, flags)
-        flags.extend(~jnp.all(jnp.isfinite(value)) for value in outs if _inexact(value))
-        flag = jnp.any(jnp.stack(flags)) if flags else jnp.bool_(False)
-        return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(shape), outs), flag
-
-    return checked
-
-
-def _rebuilt(fun: Callable[..., Any], leaves: list[Any], tree: Any, dynamic: list[int]) -> Callable[..., Any]:
-    def call(*values: Any) -> Any:
-        filled = list(leaves)
-        for index, value in zip(dynamic, values):
-            filled[index] = value
-        args, kwargs = jax.tree_util.tree_unflatten(tree, filled)
-        return fun(*args, **kwargs)
-
-    return call
+def nan_flag(flags: list[Any], outputs: Sequence[Any]) -> Any:
+    """The program's one boolean: any of `flags`, or a NaN/Inf in the `outputs`."""
+    flags = [*flags, *(~jnp.all(jnp.isfinite(value)) for value in outputs if _inexact(value))]
+    return jnp.any(jnp.stack(flags)) if flags else jnp.bool_(False)
 
 
 def _bad(value: Any, kind: str) -> bool:
@@ -89,66 +72,74 @@ def _bad(value: Any, kind: str) -> bool:
     return bool(np.isnan(array).any() if kind == "NaN" else np.isinf(array).any())
 
 
-def locate(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
-           names: Sequence[str]) -> Origin | None:
-    """Replay `fun(*args, **kwargs)` op by op (arrays dynamic, everything else static) and return where the
-    first NaN (else the first Inf) came from; None when the replay finds neither."""
-    leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
-    dynamic = [i for i, leaf in enumerate(leaves) if isinstance(leaf, (jax.Array, np.ndarray))]
-    closed = jax.make_jaxpr(_rebuilt(fun, leaves, tree, dynamic))(*(leaves[i] for i in dynamic))
-    values = [leaves[i] for i in dynamic]
+def locate(program: Program) -> Origin | None:
+    """Replay `program` on its inputs op by op and return where the first NaN (else the first Inf) came
+    from; None when the replay finds neither, or the program cannot be replayed (see the module docstring)."""
+    closed = program.closed
+    if not _replayable(closed.jaxpr):
+        return None
     for kind in ("NaN", "Inf"):
-        for position, value in enumerate(values):
+        for position, value in enumerate(program.inputs):
             if _bad(value, kind):
-                argument = _argument_name(args, kwargs, names, dynamic[position])
-                return Origin("input", kind, None, False, False, argument)
-        found = _replay(closed.jaxpr, closed.consts, values, kind)
-        if found is not None:
-            eqn, outputs = found
+                return Origin("input", kind, None, False, False, program.arg_names[position])
+        eqn, outputs = _replay(closed.jaxpr, closed.consts, program.inputs, kind)
+        if eqn is not None:
             masked = not any(_bad(v, kind) for v in outputs)
             return Origin(eqn.primitive.name, kind, eqn_line(eqn), "transpose" in str(eqn.source_info.name_stack),
                           masked, None)
     return None
 
 
-def _replay(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], kind: str) -> tuple[Any, list[Any]] | None:
-    """The first equation (innermost) whose outputs hold `kind` while its inputs do not, with the
-    program's outputs; None when there is none."""
+def _replayable(jaxpr: Any) -> bool:
+    """False when replaying `jaxpr` would repeat a side effect: an `io_callback` anywhere, or a debug
+    callback inside a program that is bound whole (a loop or branch body)."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name in UNREPLAYABLE:
+            return False
+        inner_programs = [getattr(inner, "jaxpr", inner) for param in eqn.params.values()
+                          for inner in (param if isinstance(param, (tuple, list)) else (param,))]
+        for inner in inner_programs:
+            if not hasattr(inner, "eqns"):
+                continue
+            if eqn.primitive.name in INLINED and not _replayable(inner):
+                return False
+            if eqn.primitive.name not in INLINED and _holds(inner, SKIPPED | UNREPLAYABLE):
+                return False
+    return True
+
+
+def _holds(jaxpr: Any, names: frozenset[str]) -> bool:
+    """True when `jaxpr` or any program inside it has an equation of a primitive in `names`."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name in names:
+            return True
+        for param in eqn.params.values():
+            for inner in param if isinstance(param, (tuple, list)) else (param,):
+                inner = getattr(inner, "jaxpr", inner)
+                if hasattr(inner, "eqns") and _holds(inner, names):
+                    return True
+    return False
+
+
+def _replay(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], kind: str) -> tuple[Any, list[Any]]:
+    """The first equation (innermost) whose outputs hold `kind` while its inputs do not (None when there
+    is none), and the program's outputs."""
     env = dict(zip(jaxpr.constvars, consts)) | dict(zip(jaxpr.invars, args))
     found = None
     for eqn in jaxpr.eqns:
+        if eqn.primitive.name in SKIPPED:
+            continue
         invals = [read(env, atom) for atom in eqn.invars]
-        if eqn.primitive.name in INLINED and "jaxpr" in eqn.params and found is None:
+        if eqn.primitive.name in INLINED and "jaxpr" in eqn.params:
             inner = eqn.params["jaxpr"]
-            result = _replay(inner.jaxpr, inner.consts, invals, kind)
-            if result is not None:
-                found = result[0]
-                outs = result[1]
-            else:
-                outs = bind(eqn, invals)
+            inner_found, outs = _replay(inner.jaxpr, inner.consts, invals, kind)
+            found = found if found is not None else inner_found
         else:
             outs = bind(eqn, invals)
             if found is None and any(_bad(v, kind) for v in outs) and not any(_bad(v, kind) for v in invals):
                 found = eqn
         env.update(zip(eqn.outvars, outs))
-    outputs = [read(env, atom) for atom in jaxpr.outvars]
-    return (found, outputs) if found is not None else None
-
-
-def _argument_name(args: tuple[Any, ...], kwargs: dict[str, Any], names: Sequence[str], leaf_index: int) -> str:
-    """The parameter whose pytree holds flat leaf number `leaf_index` of `(args, kwargs)`."""
-    count = 0
-    for index, arg in enumerate(args):
-        size = len(jax.tree_util.tree_leaves(arg))
-        if leaf_index < count + size:
-            return names[index] if index < len(names) else f"args[{index}]"
-        count += size
-    for key in sorted(kwargs):
-        size = len(jax.tree_util.tree_leaves(kwargs[key]))
-        if leaf_index < count + size:
-            return key
-        count += size
-    return "an argument"
+    return found, [read(env, atom) for atom in jaxpr.outvars]
 
 
 def describe(origin: Origin, function: str) -> tuple[str, str]:

@@ -60,5 +60,5 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     except Exception as exc:  # noqa: BLE001 - in raise mode a late NaN finding raises here
         terminalreporter.write_line(f"jaxcheck: {exc}")
     terminalreporter.section("jaxcheck runtime findings")
-    text = summary(session.reporter.findings)
+    text = summary(session.reporter.findings, session.reporter.counts)
     terminalreporter.write(text or "no findings\n")

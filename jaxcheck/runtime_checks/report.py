@@ -71,23 +71,45 @@ def headline(diag: Diagnostic, with_path: bool = True) -> str:
     return f"{place}{diag.code} {diag.message}{fix} [{url_of(diag)}]"
 
 
+MESSAGES_PER_LINE = 4
+"""Distinct findings kept per (code, source line); later ones only add to the line's count."""
+LINES_KEPT = 10_000
+"""(code, source line) pairs counted; findings at further lines are counted in `Reporter.dropped`."""
+
+
 @dataclass
 class Reporter:
-    """Receives findings, drops repeats (same code, line and message) and acts on `mode`."""
+    """Receives findings and acts on `mode` once per finding kept. Repeats are collapsed per source
+    line: `counts[(code, path, line)]` counts every report there, and at most :data:`MESSAGES_PER_LINE`
+    distinct messages of a line are kept in :attr:`findings`, for at most :data:`LINES_KEPT` lines, so
+    a bad index hit 100,000 times (each time another value) holds one line's worth of memory."""
 
     mode: Mode = "warn"
     findings: list[Diagnostic] = field(default_factory=list)
-    _seen: set[tuple[str, str, int, str]] = field(default_factory=set)
+    counts: dict[tuple[str, str, int], int] = field(default_factory=dict)
+    dropped: int = 0
+    _kept: dict[tuple[str, str, int], set[str]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def emit(self, diag: Diagnostic) -> None:
-        """Record `diag` once; warn or raise as the mode says."""
-        key = (diag.code, diag.path, diag.range.start.line, diag.message)
+    def _keep(self, diag: Diagnostic) -> bool:
+        """Count `diag`; True when it is a new finding to keep (and act on)."""
+        line = (diag.code, diag.path, diag.range.start.line)
         with self._lock:
-            if key in self._seen:
-                return
-            self._seen.add(key)
+            if line not in self.counts and len(self.counts) >= LINES_KEPT:
+                self.dropped += 1
+                return False
+            self.counts[line] = self.counts.get(line, 0) + 1
+            messages = self._kept.setdefault(line, set())
+            if diag.message in messages or len(messages) >= MESSAGES_PER_LINE:
+                return False
+            messages.add(diag.message)
             self.findings.append(diag)
+            return True
+
+    def emit(self, diag: Diagnostic) -> None:
+        """Record `diag`; warn or raise as the mode says when it is kept (see the class docstring)."""
+        if not self._keep(diag):
+            return
         if self.mode == "raise":
             raise RuntimeCheckError(diag)
         if self.mode == "warn":
@@ -96,16 +118,17 @@ class Reporter:
     def note(self, diag: Diagnostic) -> str:
         """Record `diag` (never raising: it annotates an exception already on its way) and return the
         note to attach to that exception."""
-        key = (diag.code, diag.path, diag.range.start.line, diag.message)
-        with self._lock:
-            if key not in self._seen:
-                self._seen.add(key)
-                self.findings.append(diag)
+        self._keep(diag)
         return "jaxcheck: " + headline(diag)
 
+    def count(self, diag: Diagnostic) -> int:
+        """How many times findings were reported at `diag`'s code and line."""
+        return self.counts.get((diag.code, diag.path, diag.range.start.line), 0)
 
-def summary(findings: list[Diagnostic]) -> str:
-    """Findings grouped by code, then by source line, with counts; "" when there are none."""
+
+def summary(findings: list[Diagnostic], counts: dict[tuple[str, str, int], int] | None = None) -> str:
+    """Findings grouped by code, then by source line, with counts (`counts` as in :class:`Reporter`: a
+    line reported more than once says how often); "" when there are none."""
     if not findings:
         return ""
     lines = [f"jaxcheck runtime: {len(findings)} finding{'s' if len(findings) != 1 else ''}"]
@@ -114,5 +137,7 @@ def summary(findings: list[Diagnostic]) -> str:
         lines.append(f"{code} {group[0].name} ({len(group)}) [{url_of(group[0])}]")
         for diag in sorted(group):
             fix = f" Fix: {diag.fix.title}" if diag.fix is not None else ""
-            lines.append(f"  {diag.path}:{diag.range.start.line}: {diag.message}{fix}")
+            times = (counts or {}).get((diag.code, diag.path, diag.range.start.line), 1)
+            repeated = f" (reported {times} times at this line)" if times > 1 else ""
+            lines.append(f"  {diag.path}:{diag.range.start.line}: {diag.message}{repeated}{fix}")
     return "\n".join(lines) + "\n"

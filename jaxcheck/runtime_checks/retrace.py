@@ -1,13 +1,16 @@
-"""JAX501 at run time: a function traced more often than the budget, with what changed between traces.
+"""JAX501 at run time, and the trace history tests read: how often each function traced, what changed.
 
-Every trace records a signature: per argument leaf its shape, dtype and weak type (traced values) or its
-type and value (static values), plus the identity of the function object and of the jit wrapper. Traces
-are counted per code object, so a fresh `jax.jit(lambda ...)` per loop iteration counts too.
+Every trace JAX makes of a checked function records a signature: per argument leaf its shape, dtype and
+weak type (traced values) or its type and value (static values, callables), plus the identity of the
+function object (jaxcheck wraps each function object once and never traces on its own, so JAX's caches
+answer as they would for the bare function). Traces are counted per code object, so a fresh `jax.jit(lambda ...)` per loop iteration counts too.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, field
+from types import CodeType
 from typing import Any
 
 import jax
@@ -19,11 +22,69 @@ class Signature:
 
     leaves: tuple[tuple[str, str], ...]  # (argument path, description)
     function: int  # id of the Python function object
-    wrapper: int  # id of the jit wrapper
 
 
-def signature(args: tuple[Any, ...], kwargs: dict[str, Any], function: Any, wrapper: Any,
-              names: tuple[str, ...]) -> Signature:
+@dataclass(frozen=True)
+class TraceRecord:
+    """One trace: its number (from 1), its signature, and what changed since the trace before it (None
+    for the first)."""
+
+    number: int
+    signature: Signature
+    changed: str | None
+
+
+RECORDS_KEPT = 32
+"""Traces whose records a history keeps (the latest); the count goes on."""
+FUNCTIONS_KEPT = 4096
+"""Code objects a trace log keeps histories for; the oldest history is dropped beyond."""
+
+
+@dataclass
+class TraceHistory:
+    """How many times one function traced, and the records of its last :data:`RECORDS_KEPT` traces."""
+
+    count: int = 0
+    records: deque[TraceRecord] = field(default_factory=lambda: deque(maxlen=RECORDS_KEPT))
+
+    def add(self, new: Signature) -> TraceRecord:
+        """Count a trace with signature `new` and return its record."""
+        last = self.records[-1].signature if self.records else None
+        self.count += 1
+        record = TraceRecord(self.count, new, None if last is None else what_changed(last, new))
+        self.records.append(record)
+        return record
+
+    @property
+    def changes(self) -> list[str]:
+        """What changed at each retrace still recorded, oldest first."""
+        return [record.changed for record in self.records if record.changed is not None]
+
+
+class TraceLog:
+    """The trace histories of one session, by code object; at most :data:`FUNCTIONS_KEPT` of them."""
+
+    def __init__(self) -> None:
+        self._histories: dict[CodeType, TraceHistory] = {}
+
+    def history(self, code: CodeType) -> TraceHistory:
+        """The history of `code` (an empty one, not stored, when it never traced)."""
+        return self._histories.get(code) or TraceHistory()
+
+    def add(self, code: CodeType, new: Signature) -> tuple[TraceHistory, TraceRecord]:
+        """Count a trace of `code`; return its history and the new record."""
+        history = self._histories.get(code)
+        if history is None:
+            if len(self._histories) >= FUNCTIONS_KEPT:
+                del self._histories[next(iter(self._histories))]
+            history = self._histories[code] = TraceHistory()
+        return history, history.add(new)
+
+    def __len__(self) -> int:
+        return len(self._histories)
+
+
+def signature(args: tuple[Any, ...], kwargs: dict[str, Any], function: Any, names: tuple[str, ...]) -> Signature:
     """The signature of one trace; `names` are the function's parameter names (for paths)."""
     leaves = []
     for index, arg in enumerate(args):
@@ -31,7 +92,7 @@ def signature(args: tuple[Any, ...], kwargs: dict[str, Any], function: Any, wrap
         leaves.extend(_describe(name, arg))
     for key in sorted(kwargs):
         leaves.extend(_describe(key, kwargs[key]))
-    return Signature(tuple(leaves), id(function), id(wrapper))
+    return Signature(tuple(leaves), id(function))
 
 
 def _describe(name: str, value: Any) -> list[tuple[str, str]]:
@@ -59,9 +120,6 @@ def what_changed(before: Signature, after: Signature) -> str:
         return "; ".join(changes[:4]) + (f" (and {len(changes) - 4} more)" if len(changes) > 4 else "")
     if before.function != after.function:
         return "nothing but the function object: a new lambda, local def or partial is jitted each time"
-    if before.wrapper != after.wrapper:
-        return ("nothing but the jit wrapper: `jax.jit(f)` is applied again each time, and each wrapper has its "
-                "own cache")
     return "nothing visible in the arguments (the cache was cleared, or a global changed the program)"
 
 

@@ -62,14 +62,14 @@ def _stop_checks(unwinding: bool) -> None:
     findings are read (NaN flags, in raise mode): that propagates, unless the program is already
     `unwinding` from its own exception (then it is printed and the program's exception goes on)."""
     try:
-        findings = uninstall().reporter.findings
+        reporter = uninstall().reporter
     except BaseException:  # noqa: BLE001 - see the docstring
         if not unwinding:
             raise
         traceback.print_exc()
         return
     sys.stdout.flush()
-    sys.stderr.write(summary(findings))
+    sys.stderr.write(summary(reporter.findings, reporter.counts))
 
 
 def _run_script(path: str) -> None:

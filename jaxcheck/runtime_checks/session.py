@@ -8,12 +8,13 @@ so a function decorated at import time follows the session active when it runs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from types import CodeType
 from typing import Any
 
 from jaxcheck.analyzer.config import RuntimeSettings
 from jaxcheck.runtime_checks.key_reuse import KeyTracker
 from jaxcheck.runtime_checks.report import Reporter
+from jaxcheck.runtime_checks.retrace import TraceHistory, TraceLog
+from jaxcheck.runtime_checks.stale_globals import user_function
 
 
 @dataclass
@@ -22,7 +23,7 @@ class Session:
 
     settings: RuntimeSettings
     reporter: Reporter
-    trace_log: dict[CodeType, tuple[int, Any]] = field(default_factory=dict)  # count, last signature: retrace.py
+    trace_log: TraceLog = field(default_factory=TraceLog)
     keys: KeyTracker = field(default_factory=KeyTracker)
 
 
@@ -32,6 +33,7 @@ class _Active:
 
     session: Session = Session(RuntimeSettings(), Reporter())
     instrumented: bool = False
+    ended: Session | None = None  # the last session replaced: `traces()` reads it after a block
 
 
 ACTIVE = _Active()
@@ -44,7 +46,7 @@ def current() -> Session:
 
 def activate(session: Session) -> Session:
     """Make `session` the active one; return the one it replaces."""
-    previous = ACTIVE.session
+    previous = ACTIVE.ended = ACTIVE.session
     ACTIVE.session = session
     ACTIVE.instrumented = session.settings.nans or session.settings.index_checks
     return previous
@@ -53,3 +55,15 @@ def activate(session: Session) -> Session:
 def new_session(settings: RuntimeSettings) -> Session:
     """A fresh session for `settings` (no findings, no trace history, no consumed keys)."""
     return Session(settings, Reporter(settings.mode))
+
+
+def history_of(fun: Any) -> TraceHistory:
+    """The trace history of the user's function behind `fun` in the active session, else in the session
+    that ended last (empty when neither traced it)."""
+    code = getattr(user_function(fun), "__code__", None)
+    if code is None:
+        return TraceHistory()
+    for session in (ACTIVE.session, ACTIVE.ended):
+        if session is not None and (history := session.trace_log.history(code)).count:
+            return history
+    return TraceHistory()

@@ -245,6 +245,11 @@ def _cell_contents(cell: Any) -> Any:
         return _MISSING
 
 
+def now_read(read: Read) -> Read:
+    """`read` holding the value its name has now."""
+    return replace(read, value=read.now())
+
+
 def moved(reads: list[Read]) -> bool:
     """True when any name now holds another object than the one recorded."""
     return any(read.now() is not read.value for read in reads)

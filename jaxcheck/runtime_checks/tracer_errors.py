@@ -1,8 +1,8 @@
 """Tracer errors explained: JAX's own exception, same type, plus a note with the jaxcheck code, the
 argument that made the value traced, the user's line and a fix that was verified where it can be.
 
-When the caller passed a Python scalar for that argument, the function is traced once more with the
-argument static; only when that trace succeeds does the note suggest `static_argnames`.
+When the caller passed a Python scalar for that argument to a transform with static arguments (`jit`),
+the note suggests `static_argnames`. Nothing is traced again to explain an error.
 """
 
 from __future__ import annotations
@@ -14,12 +14,9 @@ from typing import Any
 
 import jax
 
-from jaxcheck.runtime_checks import originals
-
 from jaxcheck.analyzer.diagnostics import Diagnostic
 from jaxcheck.runtime_checks.frames import traceback_user_frame
 from jaxcheck.runtime_checks.report import diagnostic
-from jaxcheck.runtime_checks.side_effects import capture_output
 from jaxcheck.runtime_checks.stale_globals import user_function
 
 _ARGUMENT = re.compile(r"argument '?([A-Za-z_][A-Za-z0-9_]*)'?")
@@ -54,20 +51,19 @@ def traced_argument(error: BaseException) -> str | None:
     return match.group(1) if match else None
 
 
-def explain(error: BaseException, fun: Callable[..., Any], jit_kwargs: dict[str, Any] | None,
-            args: tuple[Any, ...], kwargs: dict[str, Any], transform: str) -> Diagnostic | None:
-    """The diagnostic for a tracer `error` raised by `transform(fun, **jit_kwargs)(*args, **kwargs)`, or
-    None when `error` is not a tracer error. `jit_kwargs` is None for transforms without static arguments."""
+def explain(error: BaseException, fun: Callable[..., Any], has_static: bool, args: tuple[Any, ...],
+            kwargs: dict[str, Any], transform: str) -> Diagnostic | None:
+    """The diagnostic for a tracer `error` raised by `transform(fun)(*args, **kwargs)`, or None when
+    `error` is not a tracer error. `has_static`: the transform takes static arguments."""
     code = code_of_error(error)
     if code is None:
         return None
     name = traced_argument(error)
     value = _argument_value(fun, name, args, kwargs) if name else None
     fix = _FIXES[code]
-    if name and isinstance(value, (bool, int, float, complex, str)) and jit_kwargs is not None \
-            and _static_works(fun, jit_kwargs, name, args, kwargs):
+    if name and isinstance(value, (bool, int, float, complex, str)) and has_static:
         short = getattr(fun, "__name__", "f")
-        fix = f"mark it static: `jax.jit({short}, static_argnames=({name!r},))` (verified: it then traces)"
+        fix = f"mark it static: `jax.jit({short}, static_argnames=({name!r},))`"
     origin = f"; the traced value comes from the argument {name!r}" if name else ""
     passed = f" (called with {value!r})" if isinstance(value, (bool, int, float, complex, str)) else ""
     message = f"{type(error).__name__} in `{_name(fun)}` under {transform}{origin}{passed}"
@@ -91,17 +87,3 @@ def _argument_value(fun: Callable[..., Any], name: str, args: tuple[Any, ...], k
     except (TypeError, ValueError):
         return None
     return bound.arguments.get(name)
-
-
-def _static_works(fun: Callable[..., Any], jit_kwargs: dict[str, Any], name: str, args: tuple[Any, ...],
-                  kwargs: dict[str, Any]) -> bool:
-    """Trace `fun` once more with `name` static; True when that trace succeeds."""
-    static = jit_kwargs.get("static_argnames") or ()
-    static = (static,) if isinstance(static, str) else tuple(static)
-    options = {**jit_kwargs, "static_argnames": (*static, name)}
-    try:
-        with capture_output(forward=False):
-            originals.jit(fun, **options).trace(*args, **kwargs)
-    except Exception:  # noqa: BLE001 - any failure means the suggestion is not verified
-        return False
-    return True

@@ -9,8 +9,10 @@ from collections.abc import Callable
 from typing import Any
 
 from jaxcheck.runtime_checks import originals
-from jaxcheck.runtime_checks.checked import CheckedFunction, guarded
+from jaxcheck.runtime_checks.checked import CheckedFunction
+from jaxcheck.runtime_checks.frames import without_own_frames
 from jaxcheck.runtime_checks.session import current
+from jaxcheck.runtime_checks.traced_body import guarded
 from jaxcheck.runtime_checks.stale_globals import user_function
 from jaxcheck.runtime_checks.tracer_errors import explain
 
@@ -53,12 +55,14 @@ def _explained(transform: Callable[..., Any], transform_name: str) -> Callable[.
 
         @functools.wraps(transformed)
         def call(*call_args: Any, **call_kwargs: Any) -> Any:
+            __tracebackhide__ = True
             try:
                 return transformed(*call_args, **call_kwargs)
             except Exception as error:
-                found = guarded(explain, error, fun, None, call_args, call_kwargs, transform_name)
+                found = guarded(explain, error, fun, False, call_args, call_kwargs, transform_name)
                 if found is not None:
                     error.add_note(current().reporter.note(found))
+                error.__traceback__ = without_own_frames(error.__traceback__)
                 raise
 
         return call
