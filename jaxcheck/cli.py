@@ -104,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     output.add_argument("-o", "--output-file", type=Path, help="write the report to this file instead of stdout")
     output.add_argument("-q", "--quiet", action="store_true",
                         help="print the findings only: no summary, no 'All checks passed!', no warnings")
+    output.add_argument("-v", "--verbose", action="store_true",
+                        help="also say what the analysis could not follow (a project's jit wrapper) and when the "
+                             "findings come from an earlier run's record")
     output.add_argument("--statistics", action="store_true", help="print how many findings each rule has")
     output.add_argument("--show-fixes", action="store_true", help="with --fix, list the fixed findings per file")
     output.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
@@ -285,6 +288,8 @@ def _check(args: argparse.Namespace) -> int:
     if report.traced is False and report.files_checked and args.format in HUMAN_FORMATS and not args.quiet \
             and not report.errors and not any(d.code == SYNTAX_ERROR_CODE for d in report.diagnostics):
         report.notes.append(NOTHING_TRACED)  # (a file that could not be read may hold what is traced)
+    if args.verbose:
+        report.notes.extend(report.details)
     if args.add_noqa:
         return _add_noqa(linter, report, stdin)
     if stdin and (args.fix or args.fix_only or args.diff):

@@ -395,3 +395,17 @@ def test_a_run_that_traced_no_function_says_so_once_also_from_the_cache(tmp_path
     assert "no function was found traced" not in run(capsys, "check", str(tmp_path))[2]
     (tmp_path / "other.py").unlink()
     assert "no function was found traced" in run(capsys, "check", "--no-cache", str(tmp_path))[2]
+
+
+def test_verbose_names_a_jit_wrapper_the_model_cannot_follow_once(tmp_path: Path, capsys):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "wrap.py").write_text("import jax\n\ndef decorate(f):\n    return f\n\ndef compile(fn):\n"
+                                      "    return jax.jit(decorate(fn))\n")
+    (tmp_path / "model.py").write_text("from wrap import compile\n\n@compile\ndef step(x):\n    print(x)\n"
+                                       "    return x\n\n@compile\ndef other(x):\n    return x\n")
+    code, out, err = run(capsys, "check", "--no-cache", "--verbose", str(tmp_path))
+    assert code == 0 and err.count("cannot follow the wrapper `wrap.compile`") == 1
+    assert "cannot follow" not in run(capsys, "check", "--no-cache", str(tmp_path))[2]
+    run(capsys, "check", str(tmp_path))
+    err = run(capsys, "check", "-v", str(tmp_path))[2]  # answered from the run record: it says so instead
+    assert "answered from the record of an earlier run" in err and "--no-cache" in err

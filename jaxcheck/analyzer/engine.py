@@ -70,6 +70,9 @@ class CheckReport:
     errors: list[FileError] = field(default_factory=list)
     files_checked: int = 0
     notes: list[str] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)
+    """Notes for a verbose run (`--verbose`): what the model could not follow, or that the findings were
+    answered from an earlier run's record."""
     traced: bool | None = None
     """Whether the run found any function traced (by `jax.jit`, `grad`, a `lax` loop, ...); None where it
     is not known (a run answered from a cache entry without that fact)."""
@@ -476,6 +479,7 @@ class Linter:
                     progress.finish()
                 report.diagnostics = _deduplicated(diagnostics)
                 report.traced = traced
+                report.details.append(ANSWERED_FROM_CACHE)
                 if record is None:
                     index.store_run(run_key, report.diagnostics, traced)
                 index.save()
@@ -527,6 +531,7 @@ class Linter:
         report.diagnostics = _deduplicated(report.diagnostics)
         solution = solution or solve(summaries)
         report.traced = traces_any(solution)
+        report.details.extend(_unfollowed_note(summaries))
         if index is not None:
             if run_key is not None and state_key is not None and keys is not None and not report.errors:
                 index.store_run(run_key, report.diagnostics, report.traced)
@@ -767,6 +772,26 @@ def acyclic_allocations() -> Iterator[None]:
 
 def _nothing() -> None:
     pass
+
+
+ANSWERED_FROM_CACHE = ("note: the findings were answered from the record of an earlier run of these files; "
+                       "`--no-cache` checks them again and says what that run could not follow")
+
+
+def _unfollowed_note(summaries: Iterable[ModuleSummary], shown: int = 5) -> list[str]:
+    """The note, said once per run, naming the project's jit wrappers the model cannot follow (see
+    `ModuleSummary.unfollowed`)."""
+    wrappers = sorted({key for summary in summaries for key in summary.unfollowed})
+    if not wrappers:
+        return []
+    names = ", ".join(f"`{key}`" for key in wrappers[:shown]) + (f" and {len(wrappers) - shown} more"
+                                                                 if len(wrappers) > shown else "")
+    plural = len(wrappers) > 1
+    return [f"note: jaxcheck cannot follow {'these wrappers' if plural else 'the wrapper'} {names}: "
+            f"{'each applies' if plural else 'it applies'} `jax.jit` (or another caching transform) to a callable "
+            "made from its parameter in a way the model does not read, so the functions passed to it are not "
+            f"checked as traced; name {'them' if plural else 'it'} in `extra-jit-decorators` if "
+            f"{'they jit' if plural else 'it jits'} what {'they are' if plural else 'it is'} given"]
 
 
 def traces_any(solution: Solution) -> bool:
