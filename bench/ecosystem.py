@@ -40,16 +40,16 @@ class Finding:
     """One finding, identified by where it is (the corpora are pinned, so positions are stable)."""
 
     path: str
+    cell: int
+    """The notebook cell `line` is in (0 in a Python file)."""
     line: int
     column: int
     code: str
     message: str
-    cell: int | None = None
-    """The notebook cell `line` is in (None in a Python file)."""
 
     @property
     def key(self) -> str:
-        cell = f"cell {self.cell}:" if self.cell is not None else ""
+        cell = f"cell {self.cell}:" if self.cell else ""
         return f"{self.path}:{cell}{self.line}:{self.column}:{self.code}"
 
 
@@ -79,7 +79,7 @@ def run(folders: list[Path], select: list[str], jobs: int) -> tuple[list[Finding
             index = notebooks.get(d.path)
             place = index.place(d.range.start) if index is not None else None
             line, column = (place.line, place.column) if place is not None else (d.range.start.line, d.range.start.column)
-            findings.append(Finding(path, line, column + 1, d.code, d.message, place.cell if place else None))
+            findings.append(Finding(path, (place.cell or 0) if place is not None else 0, line, column + 1, d.code, d.message))
     return sorted(findings), errors
 
 
