@@ -242,3 +242,22 @@ async def test_notebook_cells_are_one_program_with_diagnostics_per_cell(client: 
     assert fix.edit is not None and fix.edit.changes is not None
     [edit] = fix.edit.changes[uris[4]]
     assert edit.new_text == "x = x.at[0].set(1.0)" and edit.range.start == types.Position(3, 0)
+
+
+async def test_an_edited_cell_is_checked_again_with_the_notebook(client: LanguageClient) -> None:
+    code = types.NotebookCellKind.Code
+    uris, diagnostics = await _open_notebook(client, "edited.ipynb", [
+        (code, "import jax.numpy as jnp\n"), (code, "x = jnp.zeros(3)\nx[0] = 1.0\n")])
+    assert [d.code for d in diagnostics[uris[1]]] == ["JAX201"]
+    notebook_uri = (_root(client) / "edited.ipynb").as_uri()
+    client.notebook_document_did_change(types.DidChangeNotebookDocumentParams(
+        notebook_document=types.VersionedNotebookDocumentIdentifier(version=2, uri=notebook_uri),
+        change=types.NotebookDocumentChangeEvent(cells=types.NotebookDocumentCellChanges(text_content=[
+            types.NotebookDocumentCellContentChanges(
+                document=types.VersionedTextDocumentIdentifier(uri=uris[1], version=2),
+                changes=[types.TextDocumentContentChangeWholeDocument(text="x = jnp.zeros(3)\nx = x.at[0].set(1.0)\n")])]))))
+    while client.diagnostics[uris[1]]:
+        await asyncio.wait_for(client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 30)
+    client.notebook_document_did_close(types.DidCloseNotebookDocumentParams(
+        notebook_document=types.NotebookDocumentIdentifier(uri=notebook_uri),
+        cell_text_documents=[types.TextDocumentIdentifier(uri=uri) for uri in uris]))
