@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from jaxcheck.analyzer.config import Settings
-from jaxcheck.analyzer.diagnostics import Diagnostic, display_column
+from jaxcheck.analyzer.diagnostics import Diagnostic, Edit, Fix, Position, Range, RelatedLocation, display_column
 from jaxcheck.analyzer.engine import check_source
 from jaxcheck.analyzer.notebooks import Notebook, read_notebook
 from jaxcheck.analyzer.output import FORMATTERS, OutputContext
@@ -305,14 +305,37 @@ def test_pre_commit_hooks_take_notebooks():
 
 
 # ---------------------------------------------------------------------------------- output formats
+def _snapshot_findings() -> tuple[list[Diagnostic], OutputContext]:
+    """Findings of a notebook as the engine states them (module positions), fixed here so that the
+    snapshots change with the formats only, not with the rules' wording."""
+    book = read_notebook(notebook(*STALE, "x = jnp.zeros(3)\nx[0] = 1.0\n%timeit f(x)\n",
+                                  counts=[1, 2, 9, 4, 5, 6]).encode())
+    starts = book.index.starts
+
+    def at(slot: int, line: int, column: int, end: int) -> Range:
+        return Range(Position(starts[slot] + line - 1, column), Position(starts[slot] + line - 1, end))
+
+    timeit = book.index.shifts[starts[5] + 2]
+    findings = [
+        Diagnostic("demo.ipynb", at(1, 3, 15, 20), "JAX101", "stale-global-read",
+                   "module-level variable `scale` is read in traced code but reassigned at line 1 of cell 5",
+                   related=(RelatedLocation("`f` is traced by `@jax.jit`", at(1, 1, 1, 8)),
+                            RelatedLocation("this call may trace the reader of `scale` before the change", at(2, 1, 4, 5)),
+                            RelatedLocation("`scale` is reassigned here", at(3, 1, 0, 11)),
+                            RelatedLocation("the saved execution counts show these cells last ran in another order: "
+                                            "cell 3 [2], cell 5 [4], cell 4 [9]", at(3, 1, 0, 0)))),
+        Diagnostic("demo.ipynb", at(5, 2, 0, 4), "JAX201", "in-place-array-update", "item assignment on a JAX array",
+                   Fix((Edit(at(5, 2, 0, 10), "x = x.at[0].set(1.0)"),), "safe", "Use `.at[...].set()`")),
+        Diagnostic("demo.ipynb", at(5, 3, timeit.virtual, timeit.virtual + 4), "JAX902", "unsynchronized-timing",
+                   "`f(...)` returns before its JAX computation finishes"),
+    ]
+    return findings, OutputContext(sources={"demo.ipynb": book.display_lines()}, notebooks={"demo.ipynb": book.index})
+
+
 @pytest.mark.parametrize("name", sorted(FORMATTERS))
-def test_notebook_output_snapshot(name: str, tmp_path: Path, monkeypatch, capsys):
-    monkeypatch.chdir(tmp_path)
-    Path("demo.ipynb").write_text(notebook(*STALE, "x = jnp.zeros(3)\nx[0] = 1.0\n%timeit f(x)\n",
-                                           counts=[1, 2, 9, 4, 5, 6]))
-    code, out, _ = run(capsys, "check", "--no-cache", "--extend-select", "JAX902", "--output-format", name,
-                       "demo.ipynb")
-    assert code == 1
+def test_notebook_output_snapshot(name: str):
+    findings, context = _snapshot_findings()
+    out = FORMATTERS[name](findings, context)
     if name == "sarif":
         log = json.loads(out)
         log["runs"][0]["tool"]["driver"] = "DRIVER"
@@ -321,6 +344,17 @@ def test_notebook_output_snapshot(name: str, tmp_path: Path, monkeypatch, capsys
     if os.environ.get("JAXCHECK_UPDATE_SNAPSHOTS"):
         snapshot.write_text(out)
     assert out == snapshot.read_text()
+
+
+def test_the_cli_gives_the_formats_the_cells(tmp_path: Path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    Path("demo.ipynb").write_text(notebook(*STALE, "x = jnp.zeros(3)\nx[0] = 1.0\n%timeit f(x)\n"))
+    for name, expected in [("concise", "demo.ipynb:cell 7:3:9: JAX902 "), ("json", '"cell": 7'),
+                           ("github", "line=3,col=9,endLine=3,endColumn=13,title=JAX902 (unsynchronized-timing)::cell 7: "),
+                           ("text", "3 | %timeit f(x)\n  |         ^^^^")]:
+        code, out, _ = run(capsys, "check", "--no-cache", "--extend-select", "JAX902", "--output-format", name,
+                           "demo.ipynb")
+        assert code == 1 and expected in out, (name, out)
 
 
 CORPUS = ROOT / ".notebooks"
