@@ -55,8 +55,13 @@ class CallInterpreter(TransformCallReader):
         if isinstance(node.func, cst.Attribute):  # `CONFIG.get("wd")`: a method may read any part of its object
             self.records.read_paths.pop(id(node.func.value), None)
         name = qualified_name(self.scope, node.func)
-        if name is None and self.scope.function_scope().kind is ScopeKind.MODULE and self._may_call_project(node, called):
-            self.records.program_order.called_unresolved(self._code_scope, self._next_order())
+        if name is None and self.scope.function_scope().kind is ScopeKind.MODULE and self._may_call_project(node, called) \
+                and self._called_method(node.func, called) is None:  # a method it names is a call event below
+            initialized = self._initialized_method(node.func)
+            if initialized is not None:
+                self._call_event(node, initialized)
+            else:
+                self.records.program_order.called_unresolved(self._code_scope, self._next_order())
         if name is not None:
             self.records.call_names[id(node)] = name
             if name in jax_api.X64_SWITCHES:

@@ -37,6 +37,9 @@ class Framework:
     """`model.<apply_method>(variables, *args)` runs `__call__` (or the method `method=` names)."""
     apply_keywords: frozenset[str] = frozenset()
     """Keywords that method keeps for itself; the rest go to the applied method."""
+    init_methods: frozenset[str] = frozenset()
+    """Methods that run `__call__` to make the variables (`model.init(key, x)`): for program order, a call
+    of one runs `__call__`, nothing else of the project."""
     self_is_scope: bool = False
     """`self` in a method is a bound scope the framework makes per application, not object state a
     trace could read stale."""
@@ -53,6 +56,7 @@ FLAX_LINEN = Framework(
     "flax.linen", frozenset({"flax.linen.Module"}), frozenset({"__call__", "setup"}), "flax.linen.compact",
     traces_as="flax.linen.Module", apply_method="apply",
     apply_keywords=frozenset({"rngs", "method", "mutable", "capture_intermediates"}), self_is_scope=True,
+    init_methods=frozenset({"init", "init_with_output", "lazy_init"}),
 )
 FLAX_NNX = Framework("flax.nnx", frozenset({"flax.nnx.Module", "flax.nnx.Object", "flax.nnx.Pytree"}),
                      lifts_variables=True)

@@ -86,6 +86,15 @@ class ObjectReader(AnnotationReader):
         method = self._method_of(receiver, func.attr.value)
         return (method, None) if method is not None else None
 
+    def _initialized_method(self, func: cst.BaseExpression) -> str | None:
+        """The method a framework's initializer runs (`model.init(key, x)` of a Flax module: `__call__`)."""
+        receiver = self.records.values.get(id(func.value), UNKNOWN).instance if isinstance(func, cst.Attribute) else None
+        if receiver is None or not isinstance(func, cst.Attribute):
+            return None
+        if any(func.attr.value in framework.init_methods for framework in self.framework_classes.get(receiver, ())):
+            return self._method_of(receiver, "__call__")
+        return None
+
     def _applied_method(self, args: Sequence[cst.Arg], call_method: str) -> str | None:
         """The method a Flax `apply` runs: `__call__` (`call_method`), or the one `method=` names
         (`Model.encode`, `"encode"`, `model.encode`); None when that cannot be read."""

@@ -101,6 +101,12 @@ class StaleGlobalRead(Rule):
         Valid("import jax\nimport jax.numpy as jnp\nX = jnp.ones((8, 3))\n@jax.jit\ndef loss(w):\n"
               "    return jnp.mean(X @ w)\nw = jnp.zeros(3)\nfor i in range(50):\n    w = w - 0.1 * loss(w)\n"
               "X = jnp.full((4, 3), 2.0)\nprint(X @ w)\n"),
+        # ...also when a later section builds and initializes another Flax module under the same name: its
+        # `init` and `apply` run that module's `__call__`, nothing that traces `mse`.
+        Valid("import jax\nimport flax.linen as nn\nmodel = nn.Dense(features=5)\n@jax.jit\ndef mse(params, x):\n"
+              "    return model.apply(params, x)\nprint(mse(params0, x0))\nclass MLP(nn.Module):\n"
+              "    @nn.compact\n    def __call__(self, x):\n        return nn.Dense(3)(x)\nmodel = MLP()\n"
+              "params = model.init(jax.random.key(0), x0)\ny = model.apply(params, x0)\n"),
         # Under `if debug:` where every trace passes debug=False, nothing is read while tracing.
         Valid("import jax\nSCALE = 1.0\n@jax.jit\ndef f(x, debug=False):\n    if debug:\n        x = x * SCALE\n"
               "    return x\ndef set_scale(s):\n    global SCALE\n    SCALE = s\ny = f(1.0)\n"),
@@ -184,6 +190,11 @@ class StaleGlobalRead(Rule):
               "        step(1.0)\nif __name__ == '__main__':\n    main()\n"),
     )
     INVALID = (
+        # ...but a method of the project's class that runs the reader again, after the change, sees it stale.
+        Invalid("import jax\nimport flax.linen as nn\nmodel = nn.Dense(features=5)\n@jax.jit\ndef mse(params, x):\n"
+                "    return model.apply(params, x)\nprint(mse(params0, x0))\nclass Trainer:\n"
+                "    def evaluate(self, params, x):\n        return mse(params, x)\nmodel = nn.Dense(features=3)\n"
+                "Trainer().evaluate(params0, x0)\n", 6, 12, "reassigned"),
         # The same class, with an object made outside the trace: the change after tracing goes stale.
         Invalid("import jax\nclass Ball:\n    def __init__(self, x):\n        self.x = x\n    def move(self, dt):\n"
                 "        return self.x + dt\n    def reset(self):\n        self.x = 0.0\nBALL = Ball(1.0)\n@jax.jit\n"
