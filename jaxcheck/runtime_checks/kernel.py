@@ -168,12 +168,14 @@ def _told_by(error: BaseException | None, notes_shown: bool) -> tuple[set[Diagno
 
 def traceback_shows_notes(shell: Any) -> bool:
     """True when the shell's tracebacks show exception notes (IPython 8.12 does not; later versions do)."""
-    probe = Exception("probe")
-    probe.add_note("jaxcheck-note-probe")
     try:
-        lines = shell.InteractiveTB.structured_traceback(Exception, probe, None)
-    except Exception:  # noqa: BLE001 - a front end whose formatter fails here is taken not to show notes
-        return False
+        raise ValueError("probe")
+    except ValueError as probe:
+        probe.add_note("jaxcheck-note-probe")
+        try:
+            lines = shell.InteractiveTB.structured_traceback(ValueError, probe, probe.__traceback__)
+        except Exception:  # noqa: BLE001 - a front end whose formatter fails here is taken not to show notes
+            return False
     return any("jaxcheck-note-probe" in line for line in lines)
 
 

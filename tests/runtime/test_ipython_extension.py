@@ -18,7 +18,6 @@ from IPython.core.error import UsageError  # noqa: E402
 from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 
 from jaxcheck.runtime_checks import originals  # noqa: E402
-from jaxcheck.runtime_checks.kernel import traceback_shows_notes  # noqa: E402
 from jaxcheck.runtime_checks.session import current  # noqa: E402
 from tests.runtime.conftest import ROOT, run_python  # noqa: E402
 
@@ -118,12 +117,28 @@ def test_html_for_front_ends_that_render_it(notebook):
     assert "print-in-traced-function.md" in data["text/html"]
 
 
-def test_a_finding_that_only_a_traceback_note_carries_is_shown_once(notebook):
+@pytest.mark.parametrize("notes_in_tracebacks", [False, True])
+def test_a_finding_carried_by_a_traceback_note_is_shown_once(notebook, monkeypatch, capsys, notes_in_tracebacks):
+    """IPython 8.12 shows no exception notes, so the finding is displayed; later versions show them."""
+    if notes_in_tracebacks:
+        formatter = notebook.shell.InteractiveTB
+        plain = formatter.structured_traceback
+
+        def with_notes(etype: Any, value: Any, tb: Any, *args: Any, **kwargs: Any) -> list[str]:
+            return [*plain(etype, value, tb, *args, **kwargs), *getattr(value, "__notes__", ())]
+
+        monkeypatch.setattr(formatter, "structured_traceback", with_notes)
     notebook.run("%load_ext jaxcheck")
-    result = notebook.run("import jax\n\n@jax.jit\ndef h(x):\n    if x > 0:\n        return x\n    return -x\n\nh(1.0)")
-    assert not result.success
-    shown = notebook.text(2).count("JAX301")
-    assert shown == (0 if traceback_shows_notes(notebook.shell) else 1)  # IPython 8.12 shows no notes
+    # As the tracer-error explanations do: a finding recorded and attached to the exception as a note.
+    result = notebook.run("from jaxcheck.runtime_checks.report import diagnostic\n"
+                          "from jaxcheck.runtime_checks.session import current\n"
+                          "error = TypeError('traced')\n"
+                          "error.add_note(current().reporter.note(diagnostic('JAX301', ('<cell>', 4), 'explained')))\n"
+                          "raise error")
+    assert isinstance(result.error_in_exec, TypeError)
+    finding = "<cell>:4: JAX301 explained"
+    in_traceback = capsys.readouterr().out.count(finding)
+    assert (in_traceback, notebook.text(2).count(finding)) == ((1, 0) if notes_in_tracebacks else (0, 1))
 
 
 def test_jaxcheck_off_stops_the_reports_and_on_starts_them_again(notebook):
