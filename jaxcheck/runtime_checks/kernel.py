@@ -36,9 +36,9 @@ from pydantic import ValidationError
 from jaxcheck import runtime
 from jaxcheck.analyzer.config import ConfigError, RuntimeSettings, load_configuration
 from jaxcheck.analyzer.diagnostics import Diagnostic
+from jaxcheck.runtime_checks import originals
 from jaxcheck.runtime_checks.checked import flush
 from jaxcheck.runtime_checks.report import RuntimeCheckError, headline, url_of
-from jaxcheck.runtime_checks import originals
 from jaxcheck.runtime_checks.session import Session, activate, current, new_session
 
 MAGIC = "jaxcheck"

@@ -4,6 +4,7 @@ as IPython's terminal shows them (`python tests/runtime/notebook_session.py`, fr
 from __future__ import annotations
 
 from IPython.core.interactiveshell import InteractiveShell
+from traitlets.config import Config
 
 CELLS = [
     "%load_ext jaxcheck",
@@ -20,7 +21,9 @@ CELLS = [
 
 def main() -> None:
     """Run :data:`CELLS` in order, each echoed after its `In [n]:` prompt, its output below it."""
-    shell = InteractiveShell.instance()
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"
+    shell = InteractiveShell.instance(config=config)
     for cell in CELLS:
         first, *rest = cell.splitlines()
         print(f"In [{shell.execution_count}]: {first}")

@@ -16,6 +16,7 @@ pytest.importorskip("IPython")
 from IPython.core.displaypub import CapturingDisplayPublisher  # noqa: E402
 from IPython.core.error import UsageError  # noqa: E402
 from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
+from traitlets.config import Config  # noqa: E402
 
 from jaxcheck.runtime_checks import originals  # noqa: E402
 from jaxcheck.runtime_checks.session import current  # noqa: E402
@@ -47,7 +48,9 @@ class Notebook:
 
 @pytest.fixture()
 def notebook() -> Iterator[Notebook]:
-    shell = InteractiveShell.instance()
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"  # the user's IPython history stays untouched
+    shell = InteractiveShell.instance(config=config)
     shell.reset(new_session=True)
     saved = shell.display_pub
     shell.display_pub = CapturingDisplayPublisher()
@@ -201,6 +204,21 @@ def test_wrong_arguments_give_a_one_line_usage_error(notebook, capsys, line):
     assert "Traceback" not in captured.out + captured.err
     [message] = captured.err.splitlines()
     assert message.startswith("UsageError: jaxcheck: ")
+
+
+def test_settings_come_from_the_nearest_pyproject_and_a_broken_one_is_a_usage_error(notebook, capsys, monkeypatch,
+                                                                                      tmp_path):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxcheck.runtime]\nnans = true\nretrace-budget = 0\n")
+    result = notebook.run("%load_ext jaxcheck")
+    assert isinstance(result.error_in_exec, UsageError)
+    [message] = capsys.readouterr().err.splitlines()
+    assert message.startswith("UsageError: jaxcheck: ") and "retrace-budget" in message
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxcheck.runtime]\nnans = true\n")
+    notebook.run("%load_ext jaxcheck")
+    notebook.run("%jaxcheck on --retrace-budget=2")
+    notebook.run("%jaxcheck status")
+    assert _last_line(capsys) == "jaxcheck: on (--mode=warn --nans --retrace-budget=2); 0 findings in this session"
 
 
 def test_loading_and_unloading_twice(notebook):
