@@ -2,9 +2,10 @@
 
     python bench/bench_runtime.py [--rounds 15] [--calls 200]
 
-Variants of each workload are timed in interleaved rounds (each round times every variant once, `calls`
-calls each, blocking at the end) and compared by the median per-call time against bare `jax.jit` of the
-same round set. Workloads: a dispatch-bound tiny function, a 1M-element function, an MLP training step
+Variants of each workload are timed in interleaved rounds (each round times every variant three times,
+alternating, `calls` calls each, blocking at the end, and keeps each variant's fastest block) and compared
+by the median over rounds of each round's ratio to bare `jax.jit`, printed with its spread (the lowest
+and the highest round's ratio). Workloads: a dispatch-bound tiny function, a 1M-element function, an MLP training step
 (Optax Adam when installed, else hand-written SGD), an indexing step (a gather, a dynamic slice and a
 scatter-add per call), and a key-consuming sampler fed by `split`. Variants: the default checks, NaN mode,
 index-check mode, `jax_debug_nans`, checkify float and index checks, and `jax_debug_key_reuse`. Targets:
@@ -15,6 +16,7 @@ and noisy: compare ratios from one run, not seconds across runs. `--workloads in
 from __future__ import annotations
 
 import argparse
+import gc
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -54,31 +56,51 @@ def _flag(name: str) -> Iterator[None]:
 
 
 def _time(step: Step, state: Any, calls: int, context: Any) -> tuple[float, Any]:
+    """Seconds per call of `calls` calls (the garbage collector paused, as `timeit` does), and the state."""
     with context:
         jax.block_until_ready(state)
-        start = time.perf_counter()
-        for _ in range(calls):
-            state = step(state)
-        jax.block_until_ready(state)
-        return (time.perf_counter() - start) / calls, state
+        gc.collect()
+        gc.disable()
+        try:
+            start = time.perf_counter()
+            for _ in range(calls):
+                state = step(state)
+            jax.block_until_ready(state)
+            return (time.perf_counter() - start) / calls, state
+        finally:
+            gc.enable()
 
 
 def compare(title: str, variants: dict[str, tuple[Step, Callable[[], Any]]], state: Any, rounds: int,
-            calls: int) -> None:
-    """Print the median per-call time of each variant and its ratio to the first one (bare jax.jit)."""
+            calls: int, blocks: int = 3) -> dict[str, tuple[float, float, float]]:
+    """Print, per variant, the median per-call time and the median of its per-round ratios to the first
+    variant (bare `jax.jit`) with their spread (lowest and highest round); return `{name: (ratio, low,
+    high)}`. Each round times every variant `blocks` times, alternating, `calls` calls each, and keeps each
+    variant's fastest block: a ratio compares blocks timed moments apart, so load that comes and goes on
+    a shared machine shifts both sides."""
     states = {name: state for name in variants}
     for name, (step, context) in variants.items():  # warm up: compile every variant
         _, states[name] = _time(step, states[name], 3, context())
     times: dict[str, list[float]] = {name: [] for name in variants}
+    ratios: dict[str, list[float]] = {name: [] for name in variants}
+    base_name = next(iter(variants))
     for _ in range(rounds):
-        for name, (step, context) in variants.items():
-            elapsed, states[name] = _time(step, states[name], calls, context())
-            times[name].append(elapsed)
-    base = statistics.median(times[next(iter(variants))])
-    print(f"\n{title}")
-    for name, samples in times.items():
-        median = statistics.median(samples)
-        print(f"  {name:<28} {median * 1e6:10.1f} us/call  {median / base:6.2f}x")
+        best = {name: float("inf") for name in variants}
+        for _ in range(blocks):
+            for name, (step, context) in variants.items():
+                elapsed, states[name] = _time(step, states[name], calls, context())
+                best[name] = min(best[name], elapsed)
+        for name in variants:
+            times[name].append(best[name])
+            ratios[name].append(best[name] / best[base_name])
+    print(f"\n{title}  (median of {rounds} interleaved rounds; spread: lowest-highest round)")
+    summary = {}
+    for name in variants:
+        ratio = statistics.median(ratios[name])
+        summary[name] = (ratio, min(ratios[name]), max(ratios[name]))
+        print(f"  {name:<28} {statistics.median(times[name]) * 1e6:10.1f} us/call  {ratio:6.3f}x  "
+              f"[{summary[name][1]:.3f}-{summary[name][2]:.3f}]")
+    return summary
 
 
 def _array_variants(f: Callable[[Any], Any]) -> dict[str, tuple[Step, Callable[[], Any]]]:

@@ -20,7 +20,7 @@ import jax
 
 from jaxcheck.runtime_checks import bounds, key_reuse, nans, originals, stale_globals
 from jaxcheck.runtime_checks.forwarder import Forwarder, make_forwarder, watch_reads
-from jaxcheck.runtime_checks.frames import traceback_user_frame, user_frame
+from jaxcheck.runtime_checks.frames import caller_of_jaxcheck, traceback_user_frame, user_frame
 from jaxcheck.runtime_checks.instrumented import instrumented
 from jaxcheck.runtime_checks.jaxprs import has_tracer, program_of
 from jaxcheck.runtime_checks.pmap_axis import axis_excess
@@ -33,7 +33,7 @@ LIVE: weakref.WeakSet[CheckedFunction] = weakref.WeakSet()
 
 
 class CheckedFunction:
-    """`transform(fun, **options)` with the runtime checks; :attr:`forwarder` is what users call."""
+    """`transform(fun, **options)` with the runtime checks; :func:`checked` makes what users call."""
 
     def __init__(self, fun: Callable[..., Any], transform: Callable[..., Any], transform_name: str,
                  args: tuple[Any, ...], options: dict[str, Any]) -> None:
@@ -47,21 +47,25 @@ class CheckedFunction:
         self.call = transform(self.body.function, *args, **options)
         self._instrumented: dict[tuple[bool, bool], Callable[..., Any]] = {}  # by (nans, index_checks)
         self._nan_reported = False  # one NaN finding per function: later flags are not located again
-        self.forwarder = make_forwarder(self, ACTIVE)
+        forwarder = make_forwarder(self, ACTIVE)
+        self._forwarder = weakref.ref(forwarder)  # weak: see `Forwarder`
         for name in ("__module__", "__name__", "__qualname__", "__doc__", "__dict__"):
-            _copy_metadata(self.forwarder, fun, name)
-        self.forwarder.__wrapped__ = fun  # type: ignore[attr-defined]
-        self.forwarder._fun = fun  # type: ignore[attr-defined]
+            _copy_metadata(forwarder, fun, name)
+        forwarder.__wrapped__ = fun  # type: ignore[attr-defined]
+        forwarder._fun = fun  # type: ignore[attr-defined]
         if hasattr(self.call, "_jit_info"):
-            self.forwarder._jit_info = self.call._jit_info  # type: ignore[attr-defined]
+            forwarder._jit_info = self.call._jit_info  # type: ignore[attr-defined]
         self.body.forwarders.add(self)
         if self.body.reads:
             self.watch(self.body.reads, self.body.clock)
         LIVE.add(self)
+        self._made: Forwarder | None = forwarder  # handed out once by `checked`, then held weakly only
 
     def watch(self, reads: list[stale_globals.Read], clock: list[int]) -> None:
         """Test the identity of `reads` on every call (see :func:`forwarder.watch_reads`)."""
-        watch_reads(self.forwarder, reads, clock)
+        forwarder = self._forwarder()
+        if forwarder is not None:
+            watch_reads(forwarder, reads, clock)
 
     # -- per call ------------------------------------------------------------------------------
     def after(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -74,7 +78,7 @@ class CheckedFunction:
         elif body.reads:
             body.check_reads()
         if self.key_positions:
-            self._track_keys(args, kwargs, sys._getframe(2))  # after <- forwarder <- the user's call
+            self._track_keys(args, kwargs, caller_of_jaxcheck(sys._getframe(1)))
 
     def _after_trace(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         if not current().settings.key_reuse:
@@ -201,12 +205,26 @@ class CheckedFunction:
         message, fix = nans.describe(origin, name)
         current().reporter.emit(diagnostic("JAX701", origin.where or _definition(self.fun), message, fix))
 
+    def cache_size(self) -> int:
+        """The compiled programs the calls use: the bare object's, or in NaN or index-check mode the
+        instrumented one's (the larger)."""
+        return max(int(call._cache_size()) for call in (self.call, *self._instrumented.values()))
+
     def clear_cache(self) -> None:
         """Clear the compiled programs (the checked ones included)."""
         for call in (self.call, *self._instrumented.values()):
             clear = getattr(call, "clear_cache", None)
             if clear is not None:
                 clear()
+
+
+def checked(fun: Callable[..., Any], transform: Callable[..., Any], transform_name: str, args: tuple[Any, ...],
+            options: dict[str, Any]) -> Forwarder:
+    """What users call for `transform(fun, *args, **options)` with the runtime checks."""
+    state = CheckedFunction(fun, transform, transform_name, args, options)
+    forwarder, state._made = state._made, None
+    assert forwarder is not None
+    return forwarder
 
 
 def _locate(call: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> nans.Origin | None:

@@ -30,6 +30,18 @@ traceback_util.register_exclusion(_RUNTIME_DIR)
 traceback_util.register_exclusion(FORWARDER_FILE)
 
 
+def _is_own(path: str) -> bool:
+    return path == FORWARDER_FILE or path.startswith(_RUNTIME_DIR)
+
+
+def caller_of_jaxcheck(frame: FrameType) -> FrameType:
+    """The first frame at or above `frame` that is not jaxcheck's runtime code (the call site of a
+    checked transform)."""
+    while frame.f_back is not None and _is_own(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
+
+
 def without_own_frames(tb: TracebackType | None) -> TracebackType | None:
     """`tb` less jaxcheck's runtime frames, as JAX's traceback filtering drops JAX's own (unchanged when
     `JAX_TRACEBACK_FILTERING=off`). A handler that sets this on the exception it caught and re-raises with
@@ -38,8 +50,7 @@ def without_own_frames(tb: TracebackType | None) -> TracebackType | None:
         return tb
     kept: list[TracebackType] = []
     while tb is not None:
-        path = tb.tb_frame.f_code.co_filename
-        if path != FORWARDER_FILE and not path.startswith(_RUNTIME_DIR):
+        if not _is_own(tb.tb_frame.f_code.co_filename):
             kept.append(tb)
         tb = tb.tb_next
     out: TracebackType | None = None

@@ -70,8 +70,7 @@ class Body:
         self.add_target(fun)
         self.name = function_name(fun)
         self.names = parameter_names(fun)
-        self.user_fun = stale_globals.user_function(fun)
-        self.code = getattr(self.user_fun, "__code__", None)
+        self.code = getattr(stale_globals.user_function(fun), "__code__", None)  # no reference to `fun` kept
         self.fresh = False
         self.reads: list[stale_globals.Read] = []
         self.clock = [0]  # calls left before the next comparison of in-place changeable values
@@ -104,7 +103,8 @@ class Body:
         fun = self.target()
         settings = current().settings
         self.fresh = True
-        reads = (guarded(stale_globals.record_reads, self.user_fun) or []) if settings.stale_globals else []
+        user_fun = stale_globals.user_function(fun)
+        reads = (guarded(stale_globals.record_reads, user_fun) or []) if settings.stale_globals and user_fun else []
         with contextlib.ExitStack() as stack:
             output = stack.enter_context(capture_output()) if settings.side_effects else []
             hidden = stack.enter_context(watching()) if settings.hidden_state else []

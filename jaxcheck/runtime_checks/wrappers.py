@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jaxcheck.runtime_checks import originals
-from jaxcheck.runtime_checks.checked import CheckedFunction
+from jaxcheck.runtime_checks.checked import checked
 from jaxcheck.runtime_checks.frames import without_own_frames
 from jaxcheck.runtime_checks.session import current
 from jaxcheck.runtime_checks.traced_body import guarded
@@ -31,7 +31,7 @@ def jit(fun: Callable[..., Any] = _NOT_GIVEN, /, **options: Any) -> Any:
         return functools.partial(jit, **options)
     if not is_users(fun):
         return originals.jit(fun, **options)
-    return CheckedFunction(fun, originals.jit, "jax.jit", (), options).forwarder
+    return checked(fun, originals.jit, "jax.jit", (), options)
 
 
 @functools.wraps(originals.pmap)
@@ -41,7 +41,7 @@ def pmap(fun: Callable[..., Any] = _NOT_GIVEN, /, *args: Any, **options: Any) ->
         return functools.partial(pmap, *args, **options)
     if not is_users(fun):
         return originals.pmap(fun, *args, **options)
-    return CheckedFunction(fun, originals.pmap, "jax.pmap", args, options).forwarder
+    return checked(fun, originals.pmap, "jax.pmap", args, options)
 
 
 def _explained(transform: Callable[..., Any], transform_name: str) -> Callable[..., Any]:

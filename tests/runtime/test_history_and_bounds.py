@@ -84,3 +84,23 @@ def test_the_key_tracker_holds_a_bounded_number_of_keys():
     assert tracker.track(batches[-1], "a.py", 99) == ("a.py", 49)  # the latest batches are still known
     assert tracker.track(jax.random.split(jax.random.key(0), 20_000), "a.py", 1) is None  # too large to hold
     assert tracker.held[1] <= 10_000
+
+
+def test_a_dropped_checked_function_leaves_nothing_behind():
+    import gc
+    import weakref
+
+    from jaxcheck.runtime_checks import traced_body
+
+    with rt.checking(mode="collect"):
+        gc.collect()
+        before = len(traced_body._BODIES)
+        kept = []
+        for _ in range(20):
+            fun = lambda x: x * 2  # noqa: E731 - a new function object per iteration, as users write
+            kept.append(weakref.ref(fun))
+            jax.jit(fun)(jnp.ones(2))  # noqa: JAX501 (the pattern under test)
+        del fun
+        gc.collect()
+        assert len(traced_body._BODIES) == before
+    assert all(ref() is None for ref in kept)  # the functions go, as with bare JAX (and its caches forget them)
