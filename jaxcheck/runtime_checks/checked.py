@@ -20,6 +20,7 @@ import jax
 
 from jaxcheck.runtime_checks import bounds, key_reuse, nans, originals, stale_globals
 from jaxcheck.runtime_checks.forwarder import Forwarder, make_forwarder, watch_reads
+from jaxcheck.runtime_checks.hidden_state import eqn_line
 from jaxcheck.runtime_checks.frames import caller_of_jaxcheck, traceback_user_frame, user_frame
 from jaxcheck.runtime_checks.instrumented import instrumented
 from jaxcheck.runtime_checks.jaxprs import has_tracer, program_of
@@ -100,6 +101,11 @@ class CheckedFunction:
             message = (f"a PRNG key is consumed twice in `{name}`: first on line {lines[0][1]}, "
                        f"again here; both draws give correlated numbers")
             reporter.emit(diagnostic("JAX401", lines[1], message, "split it first: `key, sub = jax.random.split(key)`"))
+        for use in key_reuse.reuse_in_loops(closed):
+            message = (f"a PRNG key is consumed on every iteration of a loop in `{name}` (closed over by the body, "
+                       "or carried through it unchanged): every iteration draws the same numbers")
+            fix = "split a new key each iteration: carry the key and `key, sub = jax.random.split(key)` in the body"
+            reporter.emit(diagnostic("JAX401", eqn_line(use) or _definition(self.fun), message, fix))
         consumed = {index - skipped for index in key_reuse.consumed_inputs(closed)}
         positions: list[tuple[int | str, int | None]] = []
         index = 0

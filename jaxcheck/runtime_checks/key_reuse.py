@@ -1,7 +1,9 @@
 """JAX401 at run time: PRNG keys consumed twice, typed (`jax.random.key`) and legacy (`PRNGKey`) alike.
 
 Within one program: the traced jaxpr is scanned for keys consumed by more than one `random_bits` or
-`random_split` (legacy keys reach them through `random_wrap`, which is followed back to the raw key).
+`random_split` (legacy keys reach them through `random_wrap`, which is followed back to the raw key), and
+for keys consumed inside a `scan` or `while` body (`fori_loop` included) that are the same on every
+iteration: closed over by the body, or carried through it unchanged.
 Across calls: the top-level arguments a function consumes are found once, at trace time; on each call the
 key objects passed there are looked up by identity among the keys already consumed.
 """
@@ -55,11 +57,49 @@ def _sub_jaxprs(eqn: Any) -> list[tuple[Any, list[Any]]]:
         inner = getattr(inner, "jaxpr", inner)
         if inner is not None and hasattr(inner, "eqns") and len(inner.invars) == len(eqn.invars):
             pairs.append((inner, list(eqn.invars)))
+    body = eqn.params.get("body_jaxpr")  # while: the inputs are the condition's constants, then the body's
+    if body is not None:
+        inner = getattr(body, "jaxpr", body)
+        skipped = eqn.params.get("cond_nconsts", 0)
+        if len(inner.invars) == len(eqn.invars) - skipped:
+            pairs.append((inner, list(eqn.invars[skipped:])))
     for branch in eqn.params.get("branches", ()):
         inner = getattr(branch, "jaxpr", branch)
         if len(inner.invars) == len(eqn.invars) - 1:
             pairs.append((inner, list(eqn.invars[1:])))
     return pairs
+
+
+def _invariant_inputs(eqn: Any) -> tuple[Any, list[Any]] | None:
+    """`(body, its inputs that hold the same value on every iteration)` of a `scan` of more than one step
+    or a `while` loop; None for other equations."""
+    name = eqn.primitive.name
+    if name == "scan" and eqn.params.get("length", 0) > 1:
+        body, constants, carried = eqn.params["jaxpr"].jaxpr, eqn.params["num_consts"], eqn.params["num_carry"]
+    elif name == "while":
+        body, constants = eqn.params["body_jaxpr"].jaxpr, eqn.params["body_nconsts"]
+        carried = len(body.outvars)
+    else:
+        return None
+    carry_in = body.invars[constants:constants + carried]
+    unchanged = [var for var, out in zip(carry_in, body.outvars[:carried]) if var is out]
+    return body, [*body.invars[:constants], *unchanged]
+
+
+def reuse_in_loops(closed: Any) -> list[Any]:
+    """The consuming equations inside loop bodies (at any depth) whose key is the same on every iteration."""
+    found: list[Any] = []
+    pending = [closed.jaxpr]
+    while pending:
+        jaxpr = pending.pop()
+        for eqn in jaxpr.eqns:
+            loop = _invariant_inputs(eqn)
+            if loop is not None:
+                body, invariant = loop
+                uses = consumers(body)
+                found.extend(use for var in invariant for use in uses.get(var, ())[:1])
+            pending.extend(inner for inner, _ in _sub_jaxprs(eqn))
+    return found
 
 
 def reuse_within(closed: Any) -> list[list[Any]]:

@@ -164,6 +164,23 @@ step(jnp.array([0.0, 1.0]))
 ]
 
 POSITIVE += [
+    Program("key_closed_over_by_a_loop_body", """
+@jax.jit
+def f(key, x):
+    def body(i, total):
+        return total + jax.random.normal(key, ())  # JAX401
+    return jax.lax.fori_loop(0, 3, body, x)
+f(jax.random.key(0), 0.0)
+"""),
+    Program("key_carried_unchanged_through_a_scan", """
+@jax.jit
+def f(key, x):
+    def body(carry, _):
+        k, total = carry
+        return (k, total + jax.random.normal(k, ())), None  # JAX401
+    return jax.lax.scan(body, (key, x), None, length=3)[0][1]
+f(jax.random.key(0), 0.0)
+"""),
     Program("out_of_bounds_index", """
 @jax.jit
 def f(x, i):
@@ -262,6 +279,16 @@ def noise(key):
     return jax.random.normal(a_key, (2,)) + jax.random.uniform(b_key, (2,))
 noise(jax.random.key(1))
 noise(jax.random.key(2))
+"""),
+    Program("key_split_in_each_loop_iteration", """
+@jax.jit
+def f(key, x):
+    def body(carry, _):
+        k, total = carry
+        k, sub = jax.random.split(k)
+        return (k, total + jax.random.normal(sub, ())), None
+    return jax.lax.scan(body, (key, x), None, length=3)[0][1]
+f(jax.random.key(0), 0.0)
 """),
     Program("branch_on_static_argument", """
 from functools import partial
