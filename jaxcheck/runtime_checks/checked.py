@@ -48,7 +48,7 @@ class CheckedFunction:
         self.call = transform(self.body.function, *args, **options)
         self._instrumented: dict[tuple[bool, bool], Callable[..., Any]] = {}  # by (nans, index_checks)
         self._nan_reported = False  # one NaN finding per function: later flags are not located again
-        forwarder = make_forwarder(self, ACTIVE)
+        forwarder = make_forwarder(self)
         self._forwarder = weakref.ref(forwarder)  # weak: see `Forwarder`
         for name in ("__module__", "__name__", "__qualname__", "__doc__", "__dict__"):
             _copy_metadata(forwarder, fun, name)

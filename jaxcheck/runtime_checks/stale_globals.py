@@ -221,21 +221,23 @@ def mutated(reads: list[Read]) -> list[tuple[Read, Any, Any]]:
     return found
 
 
-def identity_test(reads: list[Read], namespace: dict[str, Any]) -> str:
+IDENTITY_NAMES: dict[str, Any] = {}
+"""The globals an :func:`identity_test` expression needs besides `_h` (filled below)."""
+
+
+def identity_test(reads: list[Read]) -> tuple[str, tuple[Any, ...]]:
     """A Python expression, true when any recorded value is no longer the same object: one unrolled
-    identity comparison per read (tens of nanoseconds per call). The objects it names are put into
-    `namespace`, the globals of the code it is compiled into."""
-    namespace["_M"], namespace["_cell"] = _MISSING, _cell_contents
-    for stale in [key for key in namespace if key[:2] in ("_h", "_v") and key[2:].isdigit()]:
-        del namespace[stale]  # release the objects of the previous trace
-    terms = []
+    identity comparison per read (tens of nanoseconds per call), reading the objects from a tuple named
+    `_h`; and that tuple. The expression depends only on the names read, so code compiled from it is
+    shared by every function that reads the same names."""
+    terms, held = [], []
     for index, read in enumerate(reads):
-        namespace[f"_h{index}"], namespace[f"_v{index}"] = read.holder, read.value
+        held += [read.holder, read.value]
         if isinstance(read.holder, dict):
-            terms.append(f"_h{index}.get({read.name!r}, _M) is not _v{index}")
+            terms.append(f"_h[{2 * index}].get({read.name!r}, _M) is not _h[{2 * index + 1}]")
         else:
-            terms.append(f"_cell(_h{index}) is not _v{index}")
-    return " or ".join(terms) or "False"
+            terms.append(f"_cell(_h[{2 * index}]) is not _h[{2 * index + 1}]")
+    return " or ".join(terms) or "False", tuple(held)
 
 
 def _cell_contents(cell: Any) -> Any:
@@ -293,3 +295,6 @@ def short(value: Any) -> str:
         return f"an array of shape {tuple(value.shape)} {value.dtype}"
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+IDENTITY_NAMES.update(_M=_MISSING, _cell=_cell_contents)
