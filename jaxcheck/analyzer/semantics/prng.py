@@ -3,8 +3,8 @@
 The pass runs on the model's flow driver (:mod:`.control_flow`: branches join, loops run to a bounded
 fixpoint or once over a one-element display, `return`/`raise`/`break`/`continue` end their path), and
 the last statement of a test's `with pytest.raises(...)` block raises, with a state that maps each name
-known to hold a key to the consumption sites of that key on some path reaching the current point. A consumption of a
-key that is already consumed on some path is a reuse. Names hold keys when they are bound from
+known to hold a key to the consumption sites of that key on some path reaching the current point. A
+consumption of a key that is already consumed on some path is a reuse. Names hold keys when they are bound from
 `jax.random.key`/`PRNGKey`/`split`/`fold_in`/`wrap_key_data`/`clone` (or an item of one), when they
 are passed as the key to a `jax.random` call anywhere in the function, or when they are parameters
 named `key`, `rng`, `*_key` or `prng*`; a name also used as a subscript index (`table[key]`) is not a
@@ -216,14 +216,13 @@ def find_key_reuses(body: Sequence[cst.CSTNode], parameters: Iterable[str], call
     analysis.carry = carry
     analysis.returns_to_caller = returns_to_caller
     analysis.per_call = per_call and not per_item
-    analysis.state = {name: _FRESH for name in keys}
+    entry = {name: _FRESH for name in keys}
     for name, default in (shared_defaults or {}).items():
-        if name in analysis.state:
+        if name in entry:
             analysis.nodes[id(default)] = default
             analysis.default_origins.add(id(default))
-            analysis.state[name] = _Key(origin=id(default))
-    analysis._block(body)
-    return list(analysis.reports.values())
+            entry[name] = _Key(origin=id(default))
+    return analysis.walk(body, entry)
 
 
 class _Analysis(ControlFlow[State]):
@@ -270,6 +269,12 @@ class _Analysis(ControlFlow[State]):
         self.named_partials: set[int] = set()
         """`partial(...)` calls bound to a name; any other partial (passed on) may be called at once."""
         """Names bound to `functools.partial(f, key, ...)`, with the keys they carry."""
+
+    def walk(self, body: Sequence[cst.CSTNode], entry: dict[str, _Key]) -> list[KeyReuse]:
+        """Walk `body` from the keys `entry`; the reuses found."""
+        self.state = entry
+        self._block(body)
+        return list(self.reports.values())
 
     # ------------------------------------------------------------------------- the driver's state
     def _current(self) -> State:
