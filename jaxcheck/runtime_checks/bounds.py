@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 from jax._src import source_info_util

@@ -201,15 +201,20 @@ class CheckedFunction:
                 self._report_nan(args, kwargs)
 
     def _report_nan(self, args: tuple[Any, ...] | None, kwargs: dict[str, Any]) -> None:
+        """Locate the NaN the flag saw by replaying the call's program; a replay that finds none (the
+        same program on the same inputs) is no finding. Donated inputs, and programs with side-effecting
+        callbacks, are not replayed: the finding then names the function only."""
         name = self.body.name
-        origin = None if args is None else guarded(_locate, self.call, args, kwargs)
-        if origin is None:
-            message = f"NaN or Inf in `{name}` (not located: its inputs were donated, or the replay found none)"
-            current().reporter.emit(diagnostic("JAX701", _definition(self.fun), message,
-                                               "run without donation to locate it"))
+        program = None if args is None else guarded(program_of, self.call, args, kwargs)
+        if program is None or not nans.replayable(program.closed.jaxpr):
+            why = "its inputs were donated" if args is None else "its program has side-effecting callbacks"
+            current().reporter.emit(diagnostic("JAX701", _definition(self.fun), f"NaN or Inf in `{name}` (not "
+                                               f"located: {why})", "run without donation or callbacks to locate it"))
             return
-        message, fix = nans.describe(origin, name)
-        current().reporter.emit(diagnostic("JAX701", origin.where or _definition(self.fun), message, fix))
+        origin = guarded(nans.locate, program)
+        if origin is not None:
+            message, fix = nans.describe(origin, name)
+            current().reporter.emit(diagnostic("JAX701", origin.where or _definition(self.fun), message, fix))
 
     def cache_size(self) -> int:
         """The compiled programs the calls use: the bare object's, or in NaN or index-check mode the
@@ -231,10 +236,6 @@ def checked(fun: Callable[..., Any], transform: Callable[..., Any], transform_na
     forwarder, state._made = state._made, None
     assert forwarder is not None
     return forwarder
-
-
-def _locate(call: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> nans.Origin | None:
-    return nans.locate(program_of(call, args, kwargs))
 
 
 def _definition(fun: Any) -> tuple[str, int] | None:

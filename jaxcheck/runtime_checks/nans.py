@@ -8,7 +8,8 @@ conversion). The flag is read one call late, when the device says it is ready, s
 Location: the same program is replayed on the call's inputs equation by equation (inner jitted
 functions inlined) until the first equation that makes a NaN (else an Inf) out of finite inputs; forward
 and backward pass alike. The user's function is not run again: debug callbacks are skipped, and a
-program with other side-effecting callbacks (`io_callback`) is not replayed (not located).
+program with other side-effecting callbacks (`io_callback`) is not replayed (not located). A flag that the
+replay of the same program on the same inputs does not reproduce is no finding.
 """
 
 from __future__ import annotations
@@ -73,11 +74,9 @@ def _bad(value: Any, kind: str) -> bool:
 
 
 def locate(program: Program) -> Origin | None:
-    """Replay `program` on its inputs op by op and return where the first NaN (else the first Inf) came
-    from; None when the replay finds neither, or the program cannot be replayed (see the module docstring)."""
+    """Replay `program` (which must be :func:`replayable`) on its inputs op by op and return where the
+    first NaN (else the first Inf) came from; None when the replay finds neither."""
     closed = program.closed
-    if not _replayable(closed.jaxpr):
-        return None
     for kind in ("NaN", "Inf"):
         for position, value in enumerate(program.inputs):
             if _bad(value, kind):
@@ -90,7 +89,7 @@ def locate(program: Program) -> Origin | None:
     return None
 
 
-def _replayable(jaxpr: Any) -> bool:
+def replayable(jaxpr: Any) -> bool:
     """False when replaying `jaxpr` would repeat a side effect: an `io_callback` anywhere, or a debug
     callback inside a program that is bound whole (a loop or branch body)."""
     for eqn in jaxpr.eqns:
@@ -101,7 +100,7 @@ def _replayable(jaxpr: Any) -> bool:
         for inner in inner_programs:
             if not hasattr(inner, "eqns"):
                 continue
-            if eqn.primitive.name in INLINED and not _replayable(inner):
+            if eqn.primitive.name in INLINED and not replayable(inner):
                 return False
             if eqn.primitive.name not in INLINED and _holds(inner, SKIPPED | UNREPLAYABLE):
                 return False

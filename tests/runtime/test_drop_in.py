@@ -5,7 +5,6 @@ the user's error once, without jaxcheck's frames."""
 from __future__ import annotations
 
 import traceback
-from functools import partial
 from typing import Any
 
 import jax
@@ -154,7 +153,6 @@ def test_callbacks_fire_as_often_as_bare_even_when_a_nan_is_located(settings: di
         return jnp.where(x > 0, jnp.log(x), 0.0)
 
     x = jnp.array([1.0, -1.0])
-    checked_step = None
     with rt.checking(mode="collect", **settings) as findings:
         checked_step = jax.jit(step)
         for _ in range(3):
@@ -207,3 +205,25 @@ def test_hidden_state_is_seen_during_jaxs_own_trace():
         jax.jit(f)(jnp.ones(2))
     assert len(traced) == 1
     assert [d.code for d in findings] == ["JAX104"] and "np.random.rand" in findings[0].message
+
+
+def test_a_program_with_io_callbacks_is_not_replayed_to_locate_a_nan():
+    fired = []
+
+    def double(v):
+        fired.append(1)
+        return np.asarray(v) * 2
+
+    def step(x):
+        y = jax.experimental.io_callback(double, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+        return jnp.where(y > 0, jnp.log(y), 0.0)
+
+    with rt.checking(mode="collect", nans=True) as findings:
+        checked = jax.jit(step)
+        for _ in range(3):
+            checked(jnp.array([1.0, -1.0]))
+    assert len(fired) == 3  # as bare: the NaN is reported, the program is not run again to locate it
+    findings = [d for d in findings if d.code == "JAX701"]  # (JAX101 also reports `fired` growing: left alone)
+    assert len(findings) == 1
+    assert "not located: its program has side-effecting callbacks" in findings[0].message
+    assert findings[0].range.start.line == step.__code__.co_firstlineno
