@@ -168,6 +168,19 @@ def nested_transforms() -> dict[str, Any]:
 
 
 @program
+def shard_map_of_jit() -> dict[str, Any]:
+    from jax.sharding import Mesh, PartitionSpec
+
+    def f(x):
+        return jnp.sin(x) * 2
+
+    mesh = Mesh(np.array(jax.devices()[:1]), ("i",))
+    mapped = jax.shard_map(jax.jit(f), mesh=mesh, in_specs=PartitionSpec("i"), out_specs=PartitionSpec("i"))
+    x = jnp.arange(4.0)
+    return {"out": values(jax.jit(mapped)(x)), "jaxprs": [str(jax.make_jaxpr(mapped)(x))]}
+
+
+@program
 def methods_and_class_attributes() -> dict[str, Any]:
     class Model:
         def __init__(self) -> None:
