@@ -109,3 +109,30 @@ def test_duplicate_reports_are_merged():
     source = "import jax\n@jax.jit\ndef f(x):\n    while x > 0 and x < 9:\n        x = x - 1\n    return x\n"
     diagnostics = check_source(source).diagnostics
     assert len(diagnostics) == len(set((d.code, d.range) for d in diagnostics))
+
+
+def test_an_editor_check_reuses_its_importer_scan_until_a_project_file_changes(tmp_path: Path, monkeypatch) -> None:
+    """Checking one file again with an equal summary reuses the last scan for its importers; a change to
+    another project file, or a new summary, scans again (and sees the change)."""
+    import jaxcheck.analyzer.engine as engine
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    lib = tmp_path / "lib.py"
+    lib.write_text("def helper(x):\n    return x\n")
+    user = tmp_path / "user.py"
+    user.write_text("import jax\nfrom lib import helper\nstep = jax.jit(helper)\n")
+    scans: list[int] = []
+    original = engine.importers
+    monkeypatch.setattr(engine, "importers", lambda *args: scans.append(1) or original(*args))
+    linter = Linter(Configuration())
+    data = lib.read_bytes()
+    assert linter.check_file_in_project(lib, data).diagnostics == []
+    assert linter.check_file_in_project(lib, data + b"# a comment\n").diagnostics == []
+    assert len(scans) == 1
+    user.write_text("import jax\nfrom lib import helper\nstep = jax.jit(helper)\nother = 1\n")
+    linter.check_file_in_project(lib, data)
+    assert len(scans) == 2
+    report = linter.check_file_in_project(lib, b"def helper(x):\n    print(x)\n    return x\n")
+    assert len(scans) == 2 and [d.code for d in report.diagnostics] == ["JAX103"]  # the same summary
+    linter.check_file_in_project(lib, data + b"def other(y):\n    return helper(y)\n")
+    assert len(scans) == 3

@@ -148,10 +148,13 @@ class Linter:
         self._elsewhere: dict[tuple[str, str], tuple[str, _Cited | None]] = {}
         """Other files analysed again to locate notes that cite them, by (path, module): the digest of the
         bytes read, and the tree with its records (None: unusable)."""
+        self._last_importers: dict[Path, _ImporterScan] = {}
+        """Per file checked in a project, the last scan for its importers (see :meth:`_importer_summaries`),
+        for the MAX_KEPT_SOLVES files checked most recently."""
 
     def __getstate__(self) -> dict[str, object]:
         """What a worker process receives: the linter without this process's caches (solves, trees)."""
-        return {**self.__dict__, "_last_solves": {}, "_elsewhere": {}}
+        return {**self.__dict__, "_last_solves": {}, "_elsewhere": {}, "_last_importers": {}}
 
     @property
     def rules(self) -> list[type[Rule]]:
@@ -625,9 +628,16 @@ class Linter:
         `conftest.py` files pytest loads before a checked file (they may enable x64 for it), and of the
         modules whose functions the summaries `named_by` name (see :func:`named_elsewhere`). Texts and
         summaries are kept per process while files are unchanged, so checking many files one by one
-        (flake8, pre-commit) reads the project once."""
+        (flake8, pre-commit) reads the project once; and for one checked file, the last answer is reused
+        while no project file changed and `named_by` is equal (an editor's edit that keeps the summary)."""
         known = {real_path(path) for path in checked}
         texts = project_texts(p for p in _project_listing(root, finder.around(ConfigError), walk_max_age) if p not in known)
+        scan_key = next(iter(known)) if len(known) == 1 else None
+        last = self._last_importers.get(scan_key) if scan_key is not None else None
+        if last is not None and last.answers(texts, named_by) and all(
+                self.profile(path).settings.extra_jit_decorators == extra for path, extra in last.settings.items()):
+            return list(last.summaries)  # an edit that keeps its summary, nothing else changed: the same answer
+        loaded: dict[Path, tuple[str, ...]] = {}
         candidates = {}
         for path, (stamp, module, text) in texts.items():
             scanned = _IMPORTS.get(path)
@@ -638,6 +648,7 @@ class Linter:
         def load(path: Path) -> ModuleSummary | None:
             stamp, module, text = texts[path]
             key = (path, stamp, self.profile(path).settings.extra_jit_decorators)
+            loaded[path] = key[2]
             summary = _IMPORTER_SUMMARIES.get(key)
             if summary is None:
                 analysis = self.analyze(str(path), encode_source(text), module)
@@ -650,7 +661,13 @@ class Linter:
         summaries = [summary for path in [*found, *_ancestor_conftests(known, candidates, found)]
                      if (summary := load(path)) is not None]
         modules = {path: module.name for path, (_, module, _) in texts.items()}
-        return [*summaries, *named_elsewhere(named_by, summaries, modules, load)]
+        found_summaries = [*summaries, *named_elsewhere(named_by, summaries, modules, load)]
+        if scan_key is not None:
+            self._last_importers.pop(scan_key, None)
+            self._last_importers[scan_key] = _ImporterScan(texts, tuple(named_by), tuple(found_summaries), loaded)
+            while len(self._last_importers) > MAX_KEPT_SOLVES:
+                del self._last_importers[next(iter(self._last_importers))]
+        return found_summaries
 
 
     def _project_files(self, root: Path, finder: FileFinder, tasks: dict[Path, FileTask]) -> dict[Path, ProjectFile]:
@@ -821,6 +838,26 @@ def _read(path: Path, report: CheckReport) -> bytes | None:
     except OSError as exc:
         report.errors.append(FileError(str(path), f"cannot read: {exc.strerror or exc}"))
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class _ImporterScan:
+    """One scan for a checked file's importers: the project texts it read (the per-process entries of
+    :func:`project_texts`, one object per unchanged file), the summaries whose names it followed, the
+    summaries it found and the settings they were read with. Work to reuse it: one identity test per
+    project file, one summary comparison and one settings lookup per summary found."""
+
+    texts: dict[Path, tuple[Stamp, ModuleName, str]]
+    named_by: tuple[ModuleSummary, ...]
+    summaries: tuple[ModuleSummary, ...]
+    settings: dict[Path, tuple[str, ...]]
+    """The `extra-jit-decorators` each summarized file was read with (its configuration may change)."""
+
+    def answers(self, texts: dict[Path, tuple[Stamp, ModuleName, str]], named_by: Sequence[ModuleSummary]) -> bool:
+        """Whether a scan of `texts` following `named_by` finds what this one found: no project file
+        changed (the same entry objects) and the followed summaries are equal."""
+        return (len(texts) == len(self.texts) and all(self.texts.get(path) is entry for path, entry in texts.items())
+                and tuple(named_by) == self.named_by)
 
 
 def _cut_note(summary: ModuleSummary) -> str:
