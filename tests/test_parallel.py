@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -140,6 +142,18 @@ def test_workers_that_cannot_start_leave_the_run_to_this_process(project: Path, 
     assert double.diagnostics == single.diagnostics and double.errors == single.errors
     assert pooled == [1, 1, 1]  # the two workers, then one probe: not one worker per file
     assert parallel.NO_WORKERS_NOTE in double.notes and parallel.NO_WORKERS_NOTE not in single.notes
+
+
+def test_an_interactive_main_that_cannot_be_spawned_leaves_the_run_to_this_process(
+        project: Path, pooled: list[int], monkeypatch: pytest.MonkeyPatch):
+    single = Linter(Configuration()).check_paths([project / "pkg"], jobs=1)
+    bare = types.ModuleType("__main__")
+    del bare.__spec__  # as IPython's user module after `reset`: spawning a worker raises AttributeError
+    monkeypatch.setitem(sys.modules, "__main__", bare)
+    double = Linter(Configuration()).check_paths([project / "pkg"], jobs=2)
+    assert double.diagnostics == single.diagnostics and double.errors == single.errors
+    assert pooled == [1, 1, 1]  # the two workers, then one probe
+    assert parallel.NO_WORKERS_NOTE in double.notes
 
 
 class _Logging(Linter):

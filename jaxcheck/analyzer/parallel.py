@@ -35,6 +35,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from itertools import count
 from types import TracebackType
+from typing import TypeVar
 
 from jaxcheck.analyzer.cache import ResultCache
 from jaxcheck.analyzer.outcome import Analysis, FileLinter, FileOutcome
@@ -51,9 +52,11 @@ IN_FLIGHT = 2
 
 CRASH_MESSAGE = "the worker process checking this file crashed; file skipped"
 NO_WORKERS_NOTE = ("worker processes could not start (a script running jaxcheck needs an "
-                   "`if __name__ == \"__main__\":` guard), so files were checked in this process")
+                   "`if __name__ == \"__main__\":` guard; an interactive `__main__` cannot be spawned), "
+                   "so files were checked in this process")
 
 _SOLVES = count()
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,7 +246,7 @@ class Checker:
         if self._cannot_start is None:
             solo = self._solo = self._solo or self._start(keeps=False)
             try:
-                solo.submit(_ping).result()
+                _send(solo, _ping).result()
                 self._cannot_start = False
             except BrokenProcessPool:
                 self._retire(solo)
@@ -274,9 +277,9 @@ class Checker:
         """Send `task` to `worker`, the solve first if it does not have it yet (a worker runs what it is
         sent in order)."""
         if packed is not None and self._received.get(worker) != packed[0]:
-            worker.submit(_receive, packed)
+            _send(worker, _receive, packed)
             self._received[worker] = packed[0]
-        return worker.submit(_check, task, packed[0] if packed is not None else None)
+        return _send(worker, _check, task, packed[0] if packed is not None else None)
 
     def _result(self, future: Future[FileOutcome], task: FileTask) -> FileOutcome:
         try:
@@ -309,6 +312,18 @@ class Checker:
         """A worker; one that `keeps` analyses for second checks."""
         return ProcessPoolExecutor(1, multiprocessing.get_context("spawn"), _initialize,
                                    (self.linter, self.cache, MAX_KEPT_BYTES if keeps else 0))
+
+
+def _send(worker: ProcessPoolExecutor, function: Callable[..., _T], *args: object) -> Future[_T]:
+    """`worker.submit(function, *args)`, where a worker process that cannot be spawned (the executor
+    starts it at its first submit; e.g. under IPython, whose `__main__` has no `__spec__`) is a broken
+    pool like one that died, so its files go where a dead worker's go."""
+    try:
+        return worker.submit(function, *args)
+    except BrokenProcessPool:
+        raise
+    except Exception as exc:  # raised by multiprocessing while spawning, before anything ran
+        raise BrokenProcessPool(f"a worker process could not be spawned: {exc}") from exc
 
 
 def _filled(result: FileOutcome | None) -> FileOutcome:

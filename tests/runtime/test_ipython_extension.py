@@ -3,6 +3,7 @@ that caused them at their cell and line, cells run in and out of order, `%jaxche
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,6 +51,7 @@ class Notebook:
 def notebook() -> Iterator[Notebook]:
     config = Config()
     config.HistoryManager.hist_file = ":memory:"  # the user's IPython history stays untouched
+    main = sys.modules["__main__"]  # the shell puts its user module there; later tests spawn processes
     shell = InteractiveShell.instance(config=config)
     shell.reset(new_session=True)
     saved = shell.display_pub
@@ -60,6 +62,7 @@ def notebook() -> Iterator[Notebook]:
         shell.run_line_magic("unload_ext", "jaxcheck")
         shell.display_pub = saved
         shell.reset(new_session=True)
+        sys.modules["__main__"] = main
 
 
 CELLS = {
