@@ -88,7 +88,7 @@ class RuntimeSettings(BaseModel):
     stale_globals: bool = Field(True, description="Report globals read while tracing that changed later (JAX101).")
     side_effects: bool = Field(True, description="Report output written while tracing (JAX103).")
     hidden_state: bool = Field(
-        True, description="Trace once more on each compile and report a program that differs (JAX104)."
+        True, description="Report `np.random`, `random` or the clock read while a function traces (JAX104)."
     )
     key_reuse: bool = Field(True, description="Report a PRNG key consumed twice, typed or legacy (JAX401).")
 
