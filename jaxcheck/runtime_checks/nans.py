@@ -66,7 +66,8 @@ def nan_flag(flags: list[Any], outputs: Sequence[Any]) -> Any:
     return jnp.any(jnp.stack(flags)) if flags else jnp.bool_(False)
 
 
-def _bad(value: Any, kind: str) -> bool:
+def bad(value: Any, kind: str) -> bool:
+    """True when `value` is a float or complex array holding `kind` ("NaN" or "Inf")."""
     if not _inexact(value):
         return False
     array = np.asarray(value)
@@ -79,11 +80,11 @@ def locate(program: Program) -> Origin | None:
     closed = program.closed
     for kind in ("NaN", "Inf"):
         for position, value in enumerate(program.inputs):
-            if _bad(value, kind):
+            if bad(value, kind):
                 return Origin("input", kind, None, False, False, program.arg_names[position])
         eqn, outputs = _replay(closed.jaxpr, closed.consts, program.inputs, kind)
         if eqn is not None:
-            masked = not any(_bad(v, kind) for v in outputs)
+            masked = not any(bad(v, kind) for v in outputs)
             return Origin(eqn.primitive.name, kind, eqn_line(eqn), "transpose" in str(eqn.source_info.name_stack),
                           masked, None)
     return None
@@ -135,7 +136,7 @@ def _replay(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], kind: str) -
             found = found if found is not None else inner_found
         else:
             outs = bind(eqn, invals)
-            if found is None and any(_bad(v, kind) for v in outs) and not any(_bad(v, kind) for v in invals):
+            if found is None and any(bad(v, kind) for v in outs) and not any(bad(v, kind) for v in invals):
                 found = eqn
         env.update(zip(eqn.outvars, outs))
     return found, [read(env, atom) for atom in jaxpr.outvars]

@@ -10,7 +10,9 @@ from typing import Any
 
 from jaxcheck.runtime_checks import originals
 from jaxcheck.runtime_checks.checked import checked
+from jaxcheck.runtime_checks.eager import nan_checked_call
 from jaxcheck.runtime_checks.frames import without_own_frames
+from jaxcheck.runtime_checks.jaxprs import has_tracer
 from jaxcheck.runtime_checks.session import current
 from jaxcheck.runtime_checks.traced_body import guarded
 from jaxcheck.runtime_checks.stale_globals import user_function
@@ -45,7 +47,8 @@ def pmap(fun: Callable[..., Any] = _NOT_GIVEN, /, *args: Any, **options: Any) ->
 
 
 def _explained(transform: Callable[..., Any], transform_name: str) -> Callable[..., Any]:
-    """A checked version of a transform that keeps no cache: tracer errors get their note."""
+    """A checked version of a transform that keeps no cache: tracer errors get their note; called outside
+    any trace in NaN mode, its NaN/Inf is located (see :mod:`eager`)."""
 
     @functools.wraps(transform)
     def checked_transform(fun: Callable[..., Any], *args: Any, **options: Any) -> Any:
@@ -57,6 +60,8 @@ def _explained(transform: Callable[..., Any], transform_name: str) -> Callable[.
         def call(*call_args: Any, **call_kwargs: Any) -> Any:
             __tracebackhide__ = True
             try:
+                if current().settings.nans and not has_tracer((call_args, call_kwargs)):
+                    return nan_checked_call(transformed, fun, call_args, call_kwargs)
                 return transformed(*call_args, **call_kwargs)
             except Exception as error:
                 found = guarded(explain, error, fun, False, call_args, call_kwargs, transform_name)

@@ -168,6 +168,21 @@ def nested_transforms() -> dict[str, Any]:
 
 
 @program
+def eager_transforms() -> dict[str, Any]:
+    fired = []
+
+    def loss(x):
+        jax.debug.callback(lambda v: fired.append(1), x)
+        return jnp.where(x > 0, jnp.log(x), 0.0).sum()  # a NaN hidden forward, one in the gradient
+
+    x = jnp.array([1.0, 0.0, -1.0])
+    out = [jax.grad(loss)(x), jax.value_and_grad(loss)(x), jax.vmap(loss)(x[:, None]),
+           jax.vmap(jax.grad(loss))(x[:, None])]
+    jax.effects_barrier()
+    return {"out": values(out), "fired": len(fired), "errors": [outcome(lambda: jax.grad(lambda v: v)(x))]}
+
+
+@program
 def shard_map_of_jit() -> dict[str, Any]:
     from jax.sharding import Mesh, PartitionSpec
 

@@ -161,6 +161,11 @@ def norm(x):
 step = jax.jit(jax.grad(norm))
 step(jnp.array([0.0, 1.0]))
 """, nans=True),
+    Program("nan_in_an_eager_gradient", """
+def loss(x):
+    return jnp.where(x > 0, jnp.log(x), 0.0).sum()  # JAX701
+jax.grad(loss)(jnp.array([1.0, 0.0]))
+""", nans=True),
 ]
 
 POSITIVE += [
@@ -333,6 +338,13 @@ def norm(x):
     return jnp.sum(jnp.where(x > 0, jnp.sqrt(safe), 0.0))
 step = jax.jit(jax.grad(norm))
 step(jnp.array([0.0, 1.0]))
+""", nans=True),
+    Program("eager_gradient_made_safe", """
+def loss(x):
+    safe = jnp.where(x > 0, x, 1.0)
+    return jnp.where(x > 0, jnp.log(safe), 0.0).sum()
+jax.grad(loss)(jnp.array([1.0, 0.0]))
+jax.vmap(jax.value_and_grad(loss))(jnp.array([[1.0, 0.0]]))
 """, nans=True),
     Program("index_in_bounds_or_mode_chosen", """
 @jax.jit

@@ -1,0 +1,144 @@
+"""NaN/Inf in a checked `grad`, `value_and_grad` or `vmap` called outside any trace (eagerly, opt-in).
+
+Eagerly JAX runs each operation as it comes: the forward pass as the user's function runs, the backward
+pass as the gradient is pulled back. While a checked call runs in NaN mode, every operation JAX runs
+eagerly in that thread (`EvalTrace.process_primitive`, patched for the call's duration only) has its
+outputs read: the first one that makes a NaN (else an Inf) out of inputs without one is the origin,
+reported at the user's line (the line running when it ran: the user's function, or a `custom_vjp`
+rule; in the backward pass JAX's own bookkeeping of the line that made the differentiated operation),
+forward or backward pass named by JAX's name stack (`transpose` in the backward pass). Nothing runs
+twice: the values read are the ones the call computed. A NaN that never reached the outputs (hidden by
+`jnp.where`, `max`, ...) is reported too; an Inf only when it reached them.
+
+Bounds: one origin of each kind kept per call; the work per operation is reading its outputs (and its
+inputs once one is bad), as `jax_debug_nans` does. Operations JAX runs compiled without `EvalTrace`
+(a jitted function called on concrete values inside the call) are seen by their outputs only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+from dataclasses import replace
+from collections.abc import Callable, Iterator
+from types import FrameType
+from typing import Any
+
+import jax
+from jax._src import core as jax_core
+from jax._src import source_info_util
+
+from jaxcheck.runtime_checks.frames import caller_of_jaxcheck, is_library_file, is_user_code
+from jaxcheck.runtime_checks.nans import Origin, bad, describe
+from jaxcheck.runtime_checks.report import diagnostic
+from jaxcheck.runtime_checks.session import current
+from jaxcheck.runtime_checks.stale_globals import user_function
+from jaxcheck.runtime_checks.traced_body import function_name, guarded, parameter_names
+
+_ORIGINAL: Callable[..., Any] = jax_core.EvalTrace.process_primitive
+
+
+class Watch:
+    """What one checked eager call produced: the first NaN and the first Inf origin."""
+
+    def __init__(self, call_site: FrameType) -> None:
+        self.call_site = call_site
+        self.thread = threading.get_ident()
+        self.found: dict[str, Origin] = {}
+
+    def observe(self, primitive: Any, args: Any, params: dict[str, Any], out: Any) -> None:
+        """Note where `primitive` first made a NaN (or an Inf) out of inputs without one."""
+        outs = out if primitive.multiple_results else [out]
+        for kind in ("NaN", "Inf"):
+            if kind not in self.found and any(bad(v, kind) for v in outs) and not any(bad(v, kind) for v in args):
+                name = params.get("name") if primitive.name in ("jit", "pjit") else None
+                stack = str(source_info_util.current_name_stack())
+                self.found[kind] = Origin(str(name or primitive.name), kind, self._line(), "transpose" in stack,
+                                          True, None)
+
+    def _line(self) -> tuple[str, int] | None:
+        """The user's line running the operation: the innermost user frame inside the call (the user's
+        function or a custom rule), else (JAX pulling a gradient back) the line JAX recorded for it."""
+        frame: FrameType | None = sys._getframe(1)
+        while frame is not None and frame is not self.call_site:
+            if is_user_code(frame.f_code):
+                return frame.f_code.co_filename, frame.f_lineno
+            frame = frame.f_back
+        user = source_info_util.user_frame(source_info_util.current().traceback)
+        return None if user is None or is_library_file(user.file_name) else (user.file_name, user.start_line)
+
+
+_WATCHES: list[Watch] = []  # the innermost last; one thread's at a time (the patch is process-wide)
+_LOCK = threading.Lock()
+
+
+def _process_primitive(self: Any, primitive: Any, args: Any, params: dict[str, Any], /) -> Any:
+    """JAX's `EvalTrace.process_primitive`, then the innermost watch of this thread observes."""
+    out = _ORIGINAL(self, primitive, args, params)
+    watches = _WATCHES
+    if watches and watches[-1].thread == threading.get_ident():
+        guarded(watches[-1].observe, primitive, args, params, out)
+    return out
+
+
+@contextlib.contextmanager
+def watching(call_site: FrameType) -> Iterator[Watch]:
+    """Watch the operations JAX runs eagerly in this thread inside the block (see the module docstring);
+    a block inside another thread's watch watches nothing."""
+    watch = Watch(call_site)
+    with _LOCK:
+        owned = not _WATCHES or _WATCHES[-1].thread == watch.thread
+        if owned:
+            if not _WATCHES:
+                jax_core.EvalTrace.process_primitive = _process_primitive  # type: ignore[method-assign]
+            _WATCHES.append(watch)
+    if not owned:
+        yield watch
+        return
+    try:
+        yield watch
+    finally:
+        with _LOCK:
+            _WATCHES.pop()
+            if not _WATCHES:
+                jax_core.EvalTrace.process_primitive = _ORIGINAL  # type: ignore[method-assign]
+
+
+def nan_checked_call(transformed: Callable[..., Any], fun: Any, args: tuple[Any, ...],
+                     kwargs: dict[str, Any]) -> Any:
+    """`transformed(*args, **kwargs)` (an eager call of a checked `grad`/`vmap` of the user's `fun`) with
+    its NaN/Inf origin reported (JAX701)."""
+    __tracebackhide__ = True
+    with watching(caller_of_jaxcheck(sys._getframe(1))) as watch:
+        out = transformed(*args, **kwargs)
+    guarded(_report, watch, fun, args, kwargs, out)
+    return out
+
+
+def _report(watch: Watch, fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> None:
+    """Report the call's NaN (a NaN made anywhere, or an Inf that reached the outputs) at its origin."""
+    reached = [kind for kind in ("NaN", "Inf") if any(bad(v, kind) for v in jax.tree_util.tree_leaves(out))]
+    kind = "NaN" if "NaN" in watch.found else next(iter(reached), None)
+    if kind is None:
+        return
+    name = function_name(fun)
+    code = getattr(user_function(fun), "__code__", None)
+    definition = (code.co_filename, code.co_firstlineno) if code is not None else None
+    origin = watch.found.get(kind) or _argument_origin(fun, args, kwargs, kind)
+    if origin is None:
+        message = f"{kind} in the outputs of `{name}` (not located: made by an operation JAX ran compiled)"
+        current().reporter.emit(diagnostic("JAX701", definition, message, "run it under `jax.jit` to locate it"))
+        return
+    message, fix = describe(replace(origin, masked=kind not in reached), name)
+    current().reporter.emit(diagnostic("JAX701", origin.where or definition, message, fix))
+
+
+def _argument_origin(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], kind: str) -> Origin | None:
+    """The origin when an argument of the call already held `kind`."""
+    names = parameter_names(fun)
+    for position, value in [*enumerate(args), *kwargs.items()]:
+        if any(bad(leaf, kind) for leaf in jax.tree_util.tree_leaves(value)):
+            name = names[position] if isinstance(position, int) and position < len(names) else str(position)
+            return Origin("input", kind, None, False, False, name)
+    return None
