@@ -15,7 +15,9 @@ per cell.
 
 The process keeps the project warm: the texts and summaries of the modules that import an open file
 are kept per process while those files are unchanged (see `Linter.check_file_in_project`), so an edit
-re-parses the edited buffer only. Handlers never let an exception reach pygls: a buffer that does not
+re-parses the edited buffer only. The listing of the project's files is walked again every
+WALK_MAX_AGE seconds, or, with a client that watches files for the server, when it says a file was
+created or deleted. Handlers never let an exception reach pygls: a buffer that does not
 parse gives the JAX001 diagnostic, and an internal error is logged to the client and clears nothing.
 
 Checks run on one thread of their own, so requests (code actions, shutdown) are answered while a check
@@ -49,7 +51,7 @@ from pygls.uris import to_fs_path
 
 from jaxcheck.analyzer.config import ConfigError, Configuration, load_configuration
 from jaxcheck.analyzer.diagnostics import Diagnostic, Fix, Position, Range, RelatedLocation
-from jaxcheck.analyzer.engine import CheckReport, Linter, check_source
+from jaxcheck.analyzer.engine import CheckReport, Linter, check_source, forget_project_listings
 from jaxcheck.analyzer.notebooks import NotebookIndex, is_notebook, read_notebook
 from jaxcheck.analyzer.source import encode_source
 from jaxcheck.version import __version__
@@ -61,6 +63,13 @@ SOURCE = "jaxcheck"
 WALK_MAX_AGE = 10.0
 """Seconds the listing of the project's files is reused between checks (walking a large project with
 its `.gitignore` files costs more than linting the edited buffer); a new file is seen after that."""
+WATCHED_WALK_MAX_AGE = 300.0
+"""The same, for a client that watches the project's files for the server (see FILE_WATCHERS): it says
+when a file is created or deleted, so an edit after a pause never waits for a walk; the listing is still
+walked again after this long, for files the client's watchers cannot see."""
+FILE_WATCHERS = ("**/*.py", "**/*.ipynb", "**/.gitignore")
+"""What the server asks a client to watch (`workspace/didChangeWatchedFiles`, dynamically registered):
+the files a project listing holds, and the files that decide what it holds."""
 MAX_BUFFER_BYTES = 1024 * 1024
 """Buffers larger than this (UTF-8 bytes) are not checked: the client is shown a message once and the
 buffer's diagnostics are cleared (`jaxcheck check` still checks such a file). A check's time and memory
@@ -180,6 +189,7 @@ class JaxcheckServer(LanguageServer):
                              types.NotebookDocumentFilterWithCells(cells=[types.NotebookCellLanguage("python")])],
                              save=True))
         self.state = _State()
+        self.walk_max_age = WALK_MAX_AGE
         self.shut_down = False
         self._checker: _Checker | None = None
 
@@ -266,7 +276,7 @@ class JaxcheckServer(LanguageServer):
                 except ConfigError as exc:
                     result.shown.append(types.ShowMessageParams(types.MessageType.Error, f"jaxcheck: {exc}"))
                     linter = Linter(Configuration())
-                report = linter.check_file_in_project(Path(fs_path), encode_source(job.source), walk_max_age=WALK_MAX_AGE)
+                report = linter.check_file_in_project(Path(fs_path), encode_source(job.source), walk_max_age=self.walk_max_age)
             result.logged.extend(types.LogMessageParams(types.MessageType.Warning, f"jaxcheck: {error}")
                                  for error in report.errors)
             lines = job.source.splitlines(True)
@@ -311,7 +321,7 @@ class JaxcheckServer(LanguageServer):
         except ConfigError as exc:
             result.shown.append(types.ShowMessageParams(types.MessageType.Error, f"jaxcheck: {exc}"))
             linter = Linter(Configuration())
-        return linter.check_file_in_project(Path(fs_path), data, walk_max_age=WALK_MAX_AGE)
+        return linter.check_file_in_project(Path(fs_path), data, walk_max_age=self.walk_max_age)
 
     def _deliver(self, result: _Result) -> None:
         """Send a finished check's messages, and publish its findings if its version is still the
@@ -376,6 +386,27 @@ class JaxcheckServer(LanguageServer):
         linter = Linter(configuration)
         self.state.linters[key] = (stamp, linter)
         return linter
+
+    async def watch_project_files(self) -> None:
+        """Ask a client that can watch files to tell the server of FILE_WATCHERS' files, so the project
+        listing is walked again only when a file was created or deleted (WATCHED_WALK_MAX_AGE)."""
+        workspace = self.client_capabilities.workspace
+        watching = workspace.did_change_watched_files if workspace is not None else None
+        if watching is None or not watching.dynamic_registration:
+            return
+        options = types.DidChangeWatchedFilesRegistrationOptions(
+            watchers=[types.FileSystemWatcher(glob_pattern=pattern) for pattern in FILE_WATCHERS])
+        await self.client_register_capability_async(types.RegistrationParams(registrations=[types.Registration(
+            id="jaxcheck-project-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options)]))
+        self.walk_max_age = WATCHED_WALK_MAX_AGE
+
+    @staticmethod
+    def files_changed(params: types.DidChangeWatchedFilesParams) -> None:
+        """A watched file changed: a file created or deleted, or any change to a `.gitignore`, makes the
+        next check walk its project again (a changed file's new text is seen without a walk)."""
+        if any(event.type != types.FileChangeType.Changed or event.uri.endswith("/.gitignore")
+               for event in params.changes):
+            forget_project_listings()
 
     def _accepts_related_information(self) -> bool:
         """Whether the client takes `relatedInformation` (the notes that say why code is traced)."""
@@ -459,6 +490,15 @@ def build_server() -> JaxcheckServer:
     def notebook_did_close(ls: JaxcheckServer, params: types.DidCloseNotebookDocumentParams) -> None:
         ls.forget_notebook(params)
 
+    async def initialized(ls: JaxcheckServer, params: types.InitializedParams) -> None:
+        try:
+            await ls.watch_project_files()
+        except Exception:  # a client that refuses the registration: the listing is walked by age
+            LOG.exception("registering file watchers failed")
+
+    def files_changed(ls: JaxcheckServer, params: types.DidChangeWatchedFilesParams) -> None:
+        ls.files_changed(params)
+
     def code_action(ls: JaxcheckServer, params: types.CodeActionParams) -> list[types.CodeAction]:
         try:
             return ls.code_actions(params)
@@ -486,6 +526,8 @@ def build_server() -> JaxcheckServer:
     server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)(_guarded(notebook_did_change))
     server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)(_guarded(notebook_did_save))
     server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)(_guarded(notebook_did_close))
+    server.feature(types.INITIALIZED)(initialized)
+    server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(_guarded(files_changed))
     server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix]))(code_action)
     server.command(SHOW_DOCUMENTATION)(show_documentation)

@@ -734,19 +734,31 @@ _IMPORTER_SUMMARIES: dict[tuple[Path, Stamp, tuple[str, ...]], ModuleSummary] = 
 _IMPORTS: dict[Path, tuple[Stamp, frozenset[str]]] = {}
 """The modules each project file may import, while its stamp is unchanged (a server re-checks on every
 edit: scanning the whole project's imports each time would cost more than linting the buffer)."""
-_LISTINGS: dict[tuple[Path, tuple[str, ...]], tuple[float, list[Path]]] = {}
+_LISTINGS: dict[tuple[Path, tuple[str, ...]], tuple[float, int, list[Path]]] = {}
+"""Per project root and excludes: when it was walked, the generation it was walked in, its files."""
+_listing_generation = 0
+
+
+def forget_project_listings() -> None:
+    """A project file was created or deleted, or a `.gitignore` changed (a language server is told so by
+    its client): the next check walks its project again, even one walked within its `walk_max_age`. A
+    walk that was running when this is called is not kept (its generation is over)."""
+    global _listing_generation
+    _listing_generation += 1
 
 
 def _project_listing(root: Path, finder: FileFinder, max_age: float) -> list[Path]:
     """The real paths of every project file under `root`, walked again when the last walk with the same
-    excludes is older than `max_age` seconds (0: always)."""
+    excludes is older than `max_age` seconds (0: always) or older than the last
+    :func:`forget_project_listings`."""
     key = (root, finder.excludes)
     known = _LISTINGS.get(key)
     now = time.monotonic()
-    if known is not None and now - known[0] <= max_age:
-        return known[1]
+    generation = _listing_generation
+    if known is not None and now - known[0] <= max_age and known[1] == generation:
+        return known[2]
     listing = [real_path(path) for path in finder.files([root])]
-    _LISTINGS[key] = (now, listing)
+    _LISTINGS[key] = (now, generation, listing)
     return listing
 
 
