@@ -24,7 +24,9 @@ def load_ipython_extension(ipython: Any) -> None:
             raise
         from IPython.core.error import UsageError
 
-        raise UsageError(f"jaxcheck: the runtime checks need JAX ({exc}): pip install 'jaxcheck[runtime]'") from None
+        from jaxcheck.extras import install_hint
+
+        raise UsageError(f"jaxcheck: the runtime checks need JAX ({exc}): {install_hint('runtime')}") from None
     load(ipython)
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import NoReturn, TextIO
 
 from jaxcheck.version import __version__
+from jaxcheck.extras import install_hint
 from jaxcheck.analyzer.cache import DEFAULT_CACHE_DIR
 from jaxcheck.analyzer.config import (
     ConfigError, ConfigResolver, Configuration, RuntimeSettings, Settings, did_you_mean, load_configuration,
@@ -180,7 +181,7 @@ def _server() -> int:
     try:
         from jaxcheck.lsp import serve
     except ImportError as exc:
-        print(f"jaxcheck: error: `jaxcheck server` needs pygls ({exc}): pip install 'jaxcheck[server]'", file=sys.stderr)
+        print(f"jaxcheck: error: `jaxcheck server` needs pygls ({exc}): {install_hint('server')}", file=sys.stderr)
         return EXIT_ERROR
     return serve()
 
@@ -201,7 +202,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         from jaxcheck.runtime_checks.runner import run_program
     except ImportError as exc:
-        print(f"jaxcheck: error: `jaxcheck run` needs JAX ({exc}): pip install 'jaxcheck[runtime]'", file=sys.stderr)
+        print(f"jaxcheck: error: `jaxcheck run` needs JAX ({exc}): {install_hint('runtime')}", file=sys.stderr)
         return EXIT_ERROR
     try:
         settings = load_configuration(args.config, Path(".")).settings.runtime

@@ -1,5 +1,5 @@
-"""jaxcheck's runtime companion: JAX transforms that check while the code runs (needs JAX:
-`pip install 'jaxcheck[runtime]'`).
+"""jaxcheck's runtime companion: JAX transforms that check while the code runs (needs JAX 0.10:
+`pip install 'jax>=0.10'`, or `pip install '.[runtime]'` in a jaxcheck checkout).
 
 - Drop-in transforms: `jaxcheck.runtime.jit`, `pmap`, `grad`, `value_and_grad`, `vmap`.
 - `with jaxcheck.runtime.checking(mode="warn", nans=False, index_checks=False, ...) as findings:` patches the `jax`

@@ -95,3 +95,39 @@ def test_the_readme_sample_output_is_what_a_run_on_the_examples_prints():
                          capture_output=True, text=True, env=checkout_environment(), check=False)
     printed = run.stdout.splitlines()
     assert shown[:3] == printed[:3] and shown[-2:] == printed[-2:], (shown, printed[:3], printed[-2:])
+
+
+def test_install_hints_name_the_extras_requirements_as_pyproject_lists_them():
+    from jaxcheck.extras import REQUIREMENTS
+
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    for extra, requirements in REQUIREMENTS.items():
+        assert requirements == tuple(requirement.split(";")[0].strip() for requirement in extras[extra]), extra
+
+
+_MISSING = "import runpy, sys\nsys.modules[{module!r}] = None\nsys.argv = {argv!r}\nrunpy.run_module({main!r}, run_name='__main__')\n"
+
+
+@pytest.mark.parametrize(("module", "main", "argv", "needed"), [
+    ("pygls", "jaxcheck", ["jaxcheck", "server"], "pip install 'pygls>=2.0' 'lsprotocol>=2024.0.0' (in a jaxcheck "
+                                                  "checkout: pip install '.[server]')"),
+    ("jax", "jaxcheck", ["jaxcheck", "run", "script.py"], "pip install 'jax>=0.10' (Python 3.11 or newer; in a "
+                                                          "jaxcheck checkout: pip install '.[runtime]')"),
+    ("jax", "pytest", ["pytest", "--jaxcheck", "-p", "no:cacheprovider", "script.py"], "pip install 'jax>=0.10'"),
+])
+def test_a_missing_optional_part_is_asked_for_by_its_requirements_not_by_a_release_that_does_not_exist(
+        tmp_path: Path, module: str, main: str, argv: list[str], needed: str):
+    """No release is on PyPI: `pip install 'jaxcheck[server]'` would install nothing (or a stranger's package)."""
+    import subprocess
+
+    from conftest import checkout_environment
+
+    (tmp_path / "script.py").write_text("print('ran')\n")
+    code = _MISSING.format(module=module, argv=argv, main=main)
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                         env=checkout_environment(), check=False)
+    assert run.returncode != 0 and "ran" not in run.stdout
+    assert needed in run.stdout + run.stderr and "jaxcheck[" not in run.stdout + run.stderr, run.stdout + run.stderr
+    messages = [path for path in (ROOT / "jaxcheck").rglob("*.py") if path.name != "extras.py"
+                and "jaxcheck[" in path.read_text(encoding="utf-8")]
+    assert not messages

@@ -36,7 +36,9 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         from jaxcheck.runtime_checks.patching import install
     except ImportError as exc:
-        raise pytest.UsageError(f"--jaxcheck needs JAX ({exc}): pip install 'jaxcheck[runtime]'") from None
+        from jaxcheck.extras import install_hint
+
+        raise pytest.UsageError(f"--jaxcheck needs JAX ({exc}): {install_hint('runtime')}") from None
     config.stash[_SESSION_KEY] = install(settings.model_copy(update={"mode": "collect" if mode == "warn" else mode}))
 
 
