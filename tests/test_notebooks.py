@@ -84,14 +84,23 @@ def _as_cells(found: list[Diagnostic], cells: list[str]) -> set[tuple[object, ..
         cell, line = place(int(match.group(1)))
         return f"line {line} of cell {cell}"
 
-    return {(d.code, *place(d.range.start.line), display_column(d.range.start.column),
-             re.sub(r"\bline (\d+)\b", named, d.message)) for d in found}
+    def at(position: Position) -> tuple[int, int, int]:
+        return (*place(position.line), display_column(position.column))
+
+    return {(d.code, *at(d.range.start), *at(d.range.end), re.sub(r"\bline (\d+)\b", named, d.message),
+             tuple((*at(n.range.start), re.sub(r"\bline (\d+)\b", named, n.message)) for n in d.related))
+            for d in found}
 
 
 def _in_notebook(found: list[Diagnostic], book: Notebook) -> set[tuple[object, ...]]:
     context = OutputContext(notebooks={"demo.ipynb": book.index})
-    return {(d.code, context.place(d.path, d.range.start).cell, context.place(d.path, d.range.start).line,
-             display_column(context.place(d.path, d.range.start).column), d.message) for d in found}
+
+    def at(position: Position) -> tuple[object, int, int]:
+        place = context.place("demo.ipynb", position)
+        return place.cell, place.line, display_column(place.column)
+
+    return {(d.code, *at(d.range.start), *at(d.range.end), d.message,
+             tuple((*at(n.range.start), n.message) for n in d.related)) for d in found}
 
 
 def _invalid_examples():
@@ -377,3 +386,7 @@ def test_fix_on_every_corpus_notebook_round_trips_except_the_fixed_cells(tmp_pat
                    for a, b in zip(old, new)) and len(old) == len(new), relative
         changed += after != before
     assert changed  # the corpus has fixable findings, so the comparison above saw fixed cells
+
+
+def test_ci_fetches_the_notebook_corpus_so_the_round_trip_test_runs_there():
+    assert "../shared/corpus/fetch-notebooks.sh .notebooks" in (ROOT / ".ci" / "run").read_text()
