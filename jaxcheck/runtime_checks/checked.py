@@ -13,17 +13,16 @@ import sys
 import weakref
 from collections import deque
 from collections.abc import Callable
-from types import FrameType
 from typing import Any
 
 import jax
 
-from jaxcheck.runtime_checks import bounds, key_reuse, nans, originals, stale_globals
+from jaxcheck.runtime_checks import bounds, key_reuse, library_jits, nans, originals, stale_globals
 from jaxcheck.runtime_checks.forwarder import Forwarder, make_forwarder, watch_reads
 from jaxcheck.runtime_checks.hidden_state import eqn_line
 from jaxcheck.runtime_checks.frames import caller_of_jaxcheck, traceback_user_frame, user_frame
 from jaxcheck.runtime_checks.instrumented import instrumented
-from jaxcheck.runtime_checks.jaxprs import has_tracer, pmap_program, program_of
+from jaxcheck.runtime_checks.jaxprs import has_tracer, program_of
 from jaxcheck.runtime_checks.pmap_axis import axis_excess
 from jaxcheck.runtime_checks.report import RuntimeCheckError, diagnostic, display_path
 from jaxcheck.runtime_checks.session import ACTIVE, current
@@ -31,14 +30,6 @@ from jaxcheck.runtime_checks.traced_body import body_of, guarded
 from jaxcheck.runtime_checks.tracer_errors import explain
 
 LIVE: weakref.WeakSet[CheckedFunction] = weakref.WeakSet()
-WAITING: dict[int, CheckedFunction] = {}
-"""Checked functions with flags or tables not read yet (by id, oldest first): kept alive until read, even
-when the user dropped them (`jax.jit(f)(x)`)."""
-WAITING_KEPT = 64
-"""More functions waiting than this: the oldest one's flags are read at once."""
-_NONFINITE = originals.jit(lambda leaves: nans.nan_flag([], leaves))
-"""A pmap call's NaN flag: any NaN/Inf in its outputs."""
-
 
 
 class CheckedFunction:
@@ -87,7 +78,8 @@ class CheckedFunction:
         elif body.reads:
             body.check_reads()
         if self.key_positions:
-            self._track_keys(args, kwargs, caller_of_jaxcheck(sys._getframe(1)))
+            site = caller_of_jaxcheck(sys._getframe(1))
+            self._track_keys(args, kwargs, user_frame(site) or (site.f_code.co_filename, site.f_lineno))
 
     def _after_trace(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         if not current().settings.key_reuse:
@@ -119,7 +111,7 @@ class CheckedFunction:
         index = 0
         for position, value in self._dynamic_arguments(args, kwargs):
             leaves = jax.tree_util.tree_leaves(value)
-            positions.extend((position, None if len(leaves) == 1 else offset) for offset, leaf in enumerate(leaves)
+            positions.extend((position, None if leaf is value else offset) for offset, leaf in enumerate(leaves)
                              if index + offset in consumed and key_reuse.is_key(leaf))
             index += len(leaves)
         if index == len(closed.jaxpr.invars) - skipped:
@@ -138,7 +130,9 @@ class CheckedFunction:
         return [*((i, a) for i, a in enumerate(args) if i not in nums and i - len(args) not in nums),
                 *((k, kwargs[k]) for k in sorted(kwargs) if k not in names)]
 
-    def _track_keys(self, args: tuple[Any, ...], kwargs: dict[str, Any], site: FrameType) -> None:
+    def _track_keys(self, args: tuple[Any, ...], kwargs: dict[str, Any], where: tuple[str, int]) -> None:
+        """Look the keys passed up among those consumed; `where`: the user's line of the call (under a
+        library's jit, the line that called the library)."""
         session = ACTIVE.session
         for position, offset in self.key_positions:
             key = args[position] if isinstance(position, int) and position < len(args) else kwargs.get(str(position))
@@ -147,11 +141,11 @@ class CheckedFunction:
                 key = leaves[offset] if offset < len(leaves) else None
             if key is None or isinstance(key, jax.core.Tracer):
                 continue
-            before = session.keys.track(key, site.f_code.co_filename, site.f_lineno)
+            before = session.keys.track(key, *where)
             if before is not None:
-                where = (site.f_code.co_filename, site.f_lineno)
                 names = self.body.names
                 name = names[position] if isinstance(position, int) and position < len(names) else position
+                name = guarded(library_jits.argument_path, self.fun, args, kwargs, key) or name
                 message = (f"the PRNG key passed to `{self.body.name}` as {name!r} was already consumed on line "
                            f"{before[1]} of {display_path(before[0])}; reusing it repeats the same random numbers")
                 fix = "pass a fresh key each call: `key, sub = jax.random.split(key)` and pass `sub`"
@@ -179,8 +173,6 @@ class CheckedFunction:
         inside another trace, or for pmap); read earlier results that are ready."""
         settings = current().settings
         key = (settings.nans, settings.index_checks)
-        if self.transform_name == "jax.pmap" and settings.nans and not has_tracer((args, kwargs)):
-            return self._pmap_call(args, kwargs)
         if self.transform_name != "jax.jit" or not any(key) or has_tracer((args, kwargs)):
             return self.call(*args, **kwargs)
         checked = self._instrumented.get(key)
@@ -197,27 +189,9 @@ class CheckedFunction:
         self.poll(block=False)
         return out
 
-    def _pmap_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """A pmap call in NaN mode: a NaN/Inf in its outputs is flagged (read as a jit's flag is) and
-        located by replaying its program shard by shard."""
-        out = self.call(*args, **kwargs)
-        donated = self.options.get("donate_argnums") not in (None, ())
-        self.pending.append((_NONFINITE(jax.tree_util.tree_leaves(out)), None, None if donated else args,
-                             {} if donated else kwargs))
-        self.poll(block=False)
-        return out
-
     def poll(self, block: bool) -> None:
         """Read the NaN flags and bounds tables that are ready (all of them when `block`, the oldest when
-        more than two wait); a function with flags unread is kept (in :data:`WAITING`) until they are."""
-        self._read(block)
-        WAITING.pop(id(self), None)
-        if self.pending:
-            WAITING[id(self)] = self
-            if len(WAITING) > WAITING_KEPT:
-                next(iter(WAITING.values())).poll(block=True)
-
-    def _read(self, block: bool) -> None:
+        more than two wait)."""
         while self.pending and (block or len(self.pending) > 2 or all(
                 value.is_ready() for value in self.pending[0][:2] if value is not None)):
             flag, table, args, kwargs = self.pending.popleft()
@@ -233,19 +207,14 @@ class CheckedFunction:
         same program on the same inputs) is no finding. Donated inputs, and programs with side-effecting
         callbacks, are not replayed: the finding then names the function only."""
         name = self.body.name
-        find = pmap_program if self.transform_name == "jax.pmap" else program_of
-        program = None if args is None else guarded(find, self.call, args, kwargs)
+        program = None if args is None else guarded(program_of, self.call, args, kwargs)
         if program is None or not nans.replayable(program.closed.jaxpr):
             why = "its inputs were donated" if args is None else "its program has side-effecting callbacks"
             current().reporter.emit(diagnostic("JAX701", _definition(self.fun), f"NaN or Inf in `{name}` (not "
                                                f"located: {why})", "run without donation or callbacks to locate it"))
             return
         origin = guarded(nans.locate, program)
-        if origin is None and self.transform_name == "jax.pmap":
-            current().reporter.emit(diagnostic("JAX701", _definition(self.fun), f"NaN or Inf in `{name}` (not located: "
-                                               "its shards cannot be replayed one by one, e.g. they exchange values)",
-                                               "run the function under `jax.jit` or `jax.vmap` to locate it"))
-        elif origin is not None:
+        if origin is not None:
             message, fix = nans.describe(origin, name)
             current().reporter.emit(diagnostic("JAX701", origin.where or _definition(self.fun), message, fix))
 

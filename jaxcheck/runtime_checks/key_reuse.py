@@ -3,7 +3,10 @@
 Within one program: the traced jaxpr is scanned for keys consumed by more than one `random_bits` or
 `random_split` (legacy keys reach them through `random_wrap`, which is followed back to the raw key), and
 for keys consumed inside a `scan` or `while` body (`fori_loop` included) that are the same on every
-iteration: closed over by the body, or carried through it unchanged.
+iteration: closed over by the body, or carried through it unchanged. Consumption is counted as
+`jax_debug_key_reuse` counts it: `fold_in` and `clone` consume nothing, the branches of a `cond` are one
+consumption (a key consumed in each branch is consumed once), a loop body or a branch that consumes one
+key twice is a reuse of its own, and an inner `jit` or `remat` counts as its equations.
 Across calls: the top-level arguments a function consumes are found once, at trace time; on each call the
 key objects passed there are looked up by identity among the keys already consumed.
 """
@@ -37,15 +40,21 @@ def consumers(jaxpr: Any) -> dict[Any, list[Any]]:
         elif name in CONSUMING and not hasattr(eqn.invars[0], "val"):
             found.setdefault(origin(eqn.invars[0]), []).append(eqn)
         else:
+            counted: set[Any] = set()  # keys this loop or `cond` consumed already (in another branch)
             for inner, outer_vars in _sub_jaxprs(eqn):
                 inner_found = consumers(inner)
                 for inner_var, outer in zip(inner.invars, outer_vars):
                     uses = inner_found.get(inner_var)
-                    if uses and not hasattr(outer, "val"):
-                        # inside a loop or branch a consumption counts once; inside a call as often as it happens.
-                        # Library code traced inside has no user line: the calling equation stands for it.
-                        located = [use if eqn_line(use) is not None else eqn for use in uses]
-                        found.setdefault(origin(outer), []).extend(located if name in _CALLS else located[:1])
+                    if not uses or hasattr(outer, "val") or origin(outer) in counted:
+                        continue
+                    # inside a loop or branch a consumption counts once (a reuse inside is found in its own
+                    # scope, see `reuse_within`); inside a call as often as it happens. Library code traced
+                    # inside has no user line: the calling equation stands for it.
+                    located = [use if eqn_line(use) is not None else eqn for use in uses]
+                    if name not in _CALLS:
+                        counted.add(origin(outer))
+                        located = located[:1]
+                    found.setdefault(origin(outer), []).extend(located)
     return found
 
 
@@ -103,8 +112,22 @@ def reuse_in_loops(closed: Any) -> list[Any]:
 
 
 def reuse_within(closed: Any) -> list[list[Any]]:
-    """Each key consumed more than once inside the program: the list of its consuming equations."""
-    return [uses for uses in consumers(closed.jaxpr).values() if len(uses) > 1]
+    """Each key consumed more than once in one run of the program, of a loop body or of a branch: the
+    list of its consuming equations."""
+    return [uses for jaxpr in _scopes(closed.jaxpr) for uses in consumers(jaxpr).values() if len(uses) > 1]
+
+
+def _scopes(jaxpr: Any) -> list[Any]:
+    """`jaxpr` and the loop bodies and branches inside it at any depth (inner calls are part of the scope
+    that calls them: :func:`consumers` counts their equations there)."""
+    scopes, pending = [jaxpr], [jaxpr]
+    while pending:
+        for eqn in pending.pop().eqns:
+            inner = [body for body, _ in _sub_jaxprs(eqn)]
+            if eqn.primitive.name not in _CALLS:
+                scopes.extend(inner)
+            pending.extend(inner)
+    return scopes
 
 
 def consumed_inputs(closed: Any) -> set[int]:

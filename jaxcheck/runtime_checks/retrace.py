@@ -1,13 +1,17 @@
 """JAX501 at run time, and the trace history tests read: how often each function traced, what changed.
 
 Every trace JAX makes of a checked function records a signature: per argument leaf its shape, dtype and
-weak type (traced values) or its type and value (static values, callables), plus the identity of the
-function object (jaxcheck wraps each function object once and never traces on its own, so JAX's caches
+weak type (traced values) or its type and value (static values, callables), the static fields of dataclass
+pytrees (`eqx.field(static=True)`, Flax's `pytree_node=False`; at most :data:`STATIC_NODES_SEEN` nodes
+searched per argument), plus the identity of the function object (jaxcheck wraps each function object once and never traces on its own, so JAX's caches
 answer as they would for the bare function). Traces are counted per code object, so a fresh `jax.jit(lambda ...)` per loop iteration counts too.
+Under `eqx.filter_jit` and `nnx.jit` the signature is the user's call's (see :mod:`library_jits`): arrays
+traced, everything else static.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
 from dataclasses import dataclass, field
 from types import CodeType
@@ -103,12 +107,44 @@ def _describe(name: str, value: Any) -> list[tuple[str, str]]:
         if isinstance(leaf, jax.core.Tracer) and aval is not None:
             weak = " weak" if getattr(aval, "weak_type", False) else ""
             described.append((where, f"{aval.dtype}{list(aval.shape)}{weak}"))
-        elif callable(leaf):
-            described.append((where, f"callable {getattr(leaf, '__qualname__', type(leaf).__name__)} at {id(leaf):#x}"))
         else:
-            text = repr(leaf)
-            described.append((where, f"static {type(leaf).__name__} {text if len(text) <= 40 else text[:37] + '...'}"))
-    return described
+            described.append((where, _static(leaf)))
+    return described + _static_fields(name, value, [STATIC_NODES_SEEN])
+
+
+def _static(value: Any) -> str:
+    if callable(value):
+        return f"callable {getattr(value, '__qualname__', type(value).__name__)} at {id(value):#x}"
+    text = repr(value)
+    return f"static {type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
+
+
+STATIC_NODES_SEEN = 256
+"""Pytree nodes of one argument searched for static fields per trace."""
+
+
+def _static_fields(name: str, value: Any, budget: list[int]) -> list[tuple[str, str]]:
+    """The static fields of the dataclass pytree nodes in `value` (`eqx.field(static=True)`, Flax's
+    `pytree_node=False`): part of the tree's structure, so a change retraces, but no leaf shows it."""
+    budget[0] -= 1
+    if budget[0] < 0 or jax.tree_util.treedef_is_leaf(jax.tree_util.tree_structure(value)):
+        return []
+    found: list[tuple[str, str]] = []
+    children: list[tuple[str, Any]] = []
+    if isinstance(value, (list, tuple)):
+        children = [(f"{name}[{index}]", item) for index, item in enumerate(value)]
+    elif isinstance(value, dict):
+        children = [(f"{name}[{key!r}]", item) for key, item in value.items()]
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for field_ in dataclasses.fields(value):
+            child = (f"{name}.{field_.name}", getattr(value, field_.name, None))
+            if field_.metadata.get("static") or field_.metadata.get("pytree_node") is False:
+                found.append((child[0], _static(child[1])))
+            else:
+                children.append(child)
+    for child_name, child in children:
+        found.extend(_static_fields(child_name, child, budget))
+    return found
 
 
 def what_changed(before: Signature, after: Signature) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 from jax._src import api_util
 from jax._src.util import fun_name
 
-from jaxcheck.runtime_checks import retrace, stale_globals
+from jaxcheck.runtime_checks import library_jits, retrace, stale_globals
 from jaxcheck.runtime_checks.frames import user_frame
 from jaxcheck.runtime_checks.hidden_state import hidden_state_message, watching
 from jaxcheck.runtime_checks.report import RuntimeCheckError, diagnostic
@@ -103,7 +103,8 @@ class Body:
         fun = self.target()
         settings = current().settings
         self.fresh = True
-        user_fun = stale_globals.user_function(fun)
+        call = guarded(library_jits.user_call, fun, args, kwargs)  # a library's jit: the user's call inside
+        user_fun = stale_globals.user_function(fun if call is None else call[0])
         reads = (guarded(stale_globals.record_reads, user_fun) or []) if settings.stale_globals and user_fun else []
         with contextlib.ExitStack() as stack:
             output = stack.enter_context(capture_output()) if settings.side_effects else []
@@ -114,7 +115,7 @@ class Body:
         self.mutation_interval, self.clock[0] = 1, 1
         self.reported_mutations.clear()  # the new program holds what the values are now
         self.watch_reads()
-        guarded(self._count_trace, fun, args, kwargs)
+        guarded(self._count_trace, *(call or (fun, args, kwargs)))
         return out
 
     def _report_trace_effects(self, output: list[tuple[str, int, str]], hidden: list[tuple[str, int, str]]) -> None:
@@ -128,9 +129,11 @@ class Body:
 
     def _count_trace(self, fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         session = current()
-        if self.code is None:
+        code = self.code or getattr(stale_globals.user_function(fun), "__code__", None)
+        if code is None:
             return
-        history, record = session.trace_log.add(self.code, retrace.signature(args, kwargs, fun, self.names))
+        names = self.names if self.code else parameter_names(fun)
+        history, record = session.trace_log.add(code, retrace.signature(args, kwargs, fun, names))
         budget = session.settings.retrace_budget
         if history.count == budget + 1 and record.changed is not None:
             before = history.records[-2].signature

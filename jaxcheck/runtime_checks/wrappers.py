@@ -8,7 +8,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from jaxcheck.runtime_checks import originals
+from jaxcheck.runtime_checks import library_jits, originals
 from jaxcheck.runtime_checks.checked import checked
 from jaxcheck.runtime_checks.eager import nan_checked_call
 from jaxcheck.runtime_checks.frames import without_own_frames
@@ -31,7 +31,7 @@ def jit(fun: Callable[..., Any] = _NOT_GIVEN, /, **options: Any) -> Any:
     """`jax.jit` with the runtime checks."""
     if fun is _NOT_GIVEN:
         return functools.partial(jit, **options)
-    if not is_users(fun):
+    if not is_users(fun) and not library_jits.is_library_jit(fun):
         return originals.jit(fun, **options)
     return checked(fun, originals.jit, "jax.jit", (), options)
 

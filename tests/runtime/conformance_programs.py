@@ -306,6 +306,55 @@ def equinox_filter_jit() -> dict[str, Any]:
 
 
 @program
+def equinox_keys_and_static_fields() -> dict[str, Any]:
+    try:
+        import equinox as eqx
+    except ImportError:
+        return {"skipped": "equinox"}
+    traced = []
+
+    class Scaled(eqx.Module):
+        w: jax.Array
+        power: int = eqx.field(static=True)
+
+    @eqx.filter_jit
+    def step(model, key, x):
+        traced.append(1)
+
+        def body(carry, _):
+            k, total = carry
+            k, sub = jax.random.split(k)
+            return (k, total + jax.random.normal(sub, x.shape)), None
+
+        (key, noise), _ = jax.lax.scan(body, (key, jnp.zeros_like(x)), None, length=3)
+        return (model.w * x) ** model.power + noise, key
+
+    key, out = jax.random.key(0), []
+    for power in (1, 1, 2):  # a static field: two traces
+        y, key = step(Scaled(jnp.ones(2), power), key, jnp.ones(2))
+        out.append(y)
+    return {"out": values([out, jax.random.key_data(key)]), "traces": len(traced)}
+
+
+@program
+def nnx_rngs_under_jit() -> dict[str, Any]:
+    try:
+        from flax import nnx
+    except ImportError:
+        return {"skipped": "flax.nnx"}
+    traced = []
+    model = nnx.Dropout(0.5, rngs=nnx.Rngs(dropout=1))
+
+    @nnx.jit
+    def step(model, x):
+        traced.append(1)
+        return model(x)
+
+    out = [step(model, jnp.ones(4)) for _ in range(3)]
+    return {"out": values(out), "traces": len(traced)}
+
+
+@program
 def chex_max_traces() -> dict[str, Any]:
     try:
         import chex

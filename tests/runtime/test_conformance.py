@@ -69,4 +69,6 @@ def test_the_programs_observe_what_they_should(bare: list[dict[str, Any]]):
     assert by_name["callbacks"]["fired"] == 5
     assert [entry[0] for entry in by_name["trace_errors"]["out"]] == ["error"] * 3
     assert by_name["equinox_filter_jit"].get("traces", 2) == 2
+    assert by_name["equinox_keys_and_static_fields"].get("traces", 2) == 2
+    assert by_name["nnx_rngs_under_jit"].get("traces", 1) == 1
     assert "skipped" in by_name["chex_max_traces"] or by_name["chex_max_traces"]["out"][-1][0] == "error"
