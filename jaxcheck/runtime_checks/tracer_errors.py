@@ -59,6 +59,8 @@ def explain(error: BaseException, fun: Callable[..., Any], has_static: bool, arg
     if code is None:
         return None
     name = traced_argument(error)
+    if name and name not in _parameters(fun):
+        name = None  # a name of JAX's own wrapper (pmap's `flat_args`), not the user's argument
     value = _argument_value(fun, name, args, kwargs) if name else None
     fix = _FIXES[code]
     if name and isinstance(value, (bool, int, float, complex, str)) and has_static:
@@ -79,6 +81,13 @@ def _definition(fun: Callable[..., Any]) -> tuple[str, int] | None:
 
 def _name(fun: Any) -> str:
     return getattr(fun, "__qualname__", None) or getattr(fun, "__name__", None) or type(fun).__name__
+
+
+def _parameters(fun: Callable[..., Any]) -> set[str]:
+    try:
+        return set(inspect.signature(fun).parameters)
+    except (TypeError, ValueError):
+        return set()
 
 
 def _argument_value(fun: Callable[..., Any], name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

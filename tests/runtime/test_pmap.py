@@ -46,3 +46,47 @@ def test_pmap_axis_larger_than_the_device_count(tmp_path: Path, switch: str):
         result = run_python([name], tmp_path, env=FOUR_DEVICES)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "NOTED" in result.stdout
+
+
+NAN_PROGRAM = """\
+import json, jax, jax.numpy as jnp
+import jaxcheck.runtime as rt
+traced = []
+def f(x, y):
+    traced.append(1)
+    return jnp.sqrt(x) * y  # the NaN
+def safe(x, y):
+    traced.append(1)
+    return jnp.sqrt(jnp.maximum(x, 0.0)) * y
+def exchanged(x):
+    return jnp.log(x) + jax.lax.psum(x, "i")
+x = jnp.array([[1.0, 2.0], [3.0, -1.0], [1.0, 1.0], [2.0, 2.0]])
+bare = [jax.pmap(f, in_axes=(0, None))(x, 2.0) for _ in range(2)]
+bare_traces, traced[:] = len(traced), []
+with rt.checking(mode="collect", nans=True) as found:
+    checked = [jax.pmap(f, in_axes=(0, None))(x, 2.0) for _ in range(2)]
+    jax.pmap(safe, in_axes=(0, None))(x, 2.0)
+    jax.pmap(exchanged, axis_name="i")(x[:, 1])
+    try:
+        jax.pmap(lambda v: v if v.sum() > 0 else -v)(x)
+    except jax.errors.TracerBoolConversionError as error:
+        note = error.__notes__[-1]
+print(json.dumps({"note": note, "same": all((a == b).tolist() == (b == b).tolist() for a, b in zip(bare, checked)),
+                  "traces": [bare_traces, len(traced)],
+                  "found": [(d.range.start.line, d.message) for d in found if d.code == "JAX701"]}))
+"""
+
+
+def test_pmap_nan_is_located_shard_by_shard_in_nan_mode(tmp_path: Path):
+    import json
+
+    (tmp_path / "prog.py").write_text(NAN_PROGRAM)
+    result = run_python(["prog.py"], tmp_path, env=FOUR_DEVICES)
+    assert result.returncode == 0, result.stdout + result.stderr
+    seen = json.loads(result.stdout.splitlines()[-1])
+    assert seen["same"] and seen["traces"] == [1, 2]  # f traced once, as bare; safe once
+    assert [line for line, _ in seen["found"]] == [6, 10]
+    assert "NaN first produced by `sqrt` in the forward pass of `f`" in seen["found"][0][1]
+    assert "`exchanged` (not located" in seen["found"][1][1]
+    # no argument named: JAX names its own wrapper's (`flat_args`), not the user's
+    assert "prog.py:20: JAX301 TracerBoolConversionError in `<lambda>` under jax.pmap Fix" in seen["note"]
