@@ -22,7 +22,7 @@ from jaxcheck.runtime_checks.forwarder import Forwarder, make_forwarder, watch_r
 from jaxcheck.runtime_checks.hidden_state import eqn_line
 from jaxcheck.runtime_checks.frames import caller_of_jaxcheck, traceback_user_frame, user_frame
 from jaxcheck.runtime_checks.instrumented import instrumented
-from jaxcheck.runtime_checks.jaxprs import has_tracer, program_of
+from jaxcheck.runtime_checks.jaxprs import has_tracer, pmap_program, program_of
 from jaxcheck.runtime_checks.pmap_axis import axis_excess
 from jaxcheck.runtime_checks.report import RuntimeCheckError, diagnostic, display_path
 from jaxcheck.runtime_checks.session import ACTIVE, current
@@ -30,6 +30,13 @@ from jaxcheck.runtime_checks.traced_body import body_of, guarded
 from jaxcheck.runtime_checks.tracer_errors import explain
 
 LIVE: weakref.WeakSet[CheckedFunction] = weakref.WeakSet()
+WAITING: dict[int, CheckedFunction] = {}
+"""Checked functions with flags or tables not read yet (by id, oldest first): kept alive until read, even
+when the user dropped them (`jax.jit(f)(x)`)."""
+WAITING_KEPT = 64
+"""More functions waiting than this: the oldest one's flags are read at once."""
+_NONFINITE = originals.jit(lambda leaves: nans.nan_flag([], leaves))
+"""A pmap call's NaN flag: any NaN/Inf in its outputs."""
 
 
 class CheckedFunction:
@@ -173,6 +180,8 @@ class CheckedFunction:
         inside another trace, or for pmap); read earlier results that are ready."""
         settings = current().settings
         key = (settings.nans, settings.index_checks)
+        if self.transform_name == "jax.pmap" and settings.nans and not has_tracer((args, kwargs)):
+            return self._pmap_call(args, kwargs)
         if self.transform_name != "jax.jit" or not any(key) or has_tracer((args, kwargs)):
             return self.call(*args, **kwargs)
         checked = self._instrumented.get(key)
@@ -189,9 +198,27 @@ class CheckedFunction:
         self.poll(block=False)
         return out
 
+    def _pmap_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A pmap call in NaN mode: a NaN/Inf in its outputs is flagged (read as a jit's flag is) and
+        located by replaying its program shard by shard."""
+        out = self.call(*args, **kwargs)
+        donated = self.options.get("donate_argnums") not in (None, ())
+        self.pending.append((_NONFINITE(jax.tree_util.tree_leaves(out)), None, None if donated else args,
+                             {} if donated else kwargs))
+        self.poll(block=False)
+        return out
+
     def poll(self, block: bool) -> None:
         """Read the NaN flags and bounds tables that are ready (all of them when `block`, the oldest when
-        more than two wait)."""
+        more than two wait); a function with flags unread is kept (in :data:`WAITING`) until they are."""
+        self._read(block)
+        WAITING.pop(id(self), None)
+        if self.pending:
+            WAITING[id(self)] = self
+            if len(WAITING) > WAITING_KEPT:
+                next(iter(WAITING.values())).poll(block=True)
+
+    def _read(self, block: bool) -> None:
         while self.pending and (block or len(self.pending) > 2 or all(
                 value.is_ready() for value in self.pending[0][:2] if value is not None)):
             flag, table, args, kwargs = self.pending.popleft()
@@ -207,14 +234,19 @@ class CheckedFunction:
         same program on the same inputs) is no finding. Donated inputs, and programs with side-effecting
         callbacks, are not replayed: the finding then names the function only."""
         name = self.body.name
-        program = None if args is None else guarded(program_of, self.call, args, kwargs)
+        find = pmap_program if self.transform_name == "jax.pmap" else program_of
+        program = None if args is None else guarded(find, self.call, args, kwargs)
         if program is None or not nans.replayable(program.closed.jaxpr):
             why = "its inputs were donated" if args is None else "its program has side-effecting callbacks"
             current().reporter.emit(diagnostic("JAX701", _definition(self.fun), f"NaN or Inf in `{name}` (not "
                                                f"located: {why})", "run without donation or callbacks to locate it"))
             return
         origin = guarded(nans.locate, program)
-        if origin is not None:
+        if origin is None and self.transform_name == "jax.pmap":
+            current().reporter.emit(diagnostic("JAX701", _definition(self.fun), f"NaN or Inf in `{name}` (not located: "
+                                               "its shards cannot be replayed one by one, e.g. they exchange values)",
+                                               "run the function under `jax.jit` or `jax.vmap` to locate it"))
+        elif origin is not None:
             message, fix = nans.describe(origin, name)
             current().reporter.emit(diagnostic("JAX701", origin.where or _definition(self.fun), message, fix))
 

@@ -41,6 +41,14 @@ def program_of(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Pr
     return Program(params.params["jaxpr"], list(inputs), params.out_tree, names, constants)
 
 
+def pmap_program(pmapped: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Program:
+    """The program a `jax.pmap` object runs for one call: JAX 0.10 runs a pmap as its own `jit` of a
+    `shard_map`, found (as `pmapped.lower` finds it) through JAX's caches, never traced again."""
+    infer = dict(zip(pmapped.lower.__code__.co_freevars, (cell.cell_contents for cell in pmapped.lower.__closure__)))
+    _, jitted, flat, *_ = infer["infer_params"](*args, **kwargs)
+    return program_of(jitted, tuple(flat), {})
+
+
 def bind(eqn: Any, invals: Sequence[Any]) -> list[Any]:
     """Apply `eqn`'s primitive to `invals` again, under its own source information and context."""
     params = eqn.primitive.get_bind_params(eqn.params)

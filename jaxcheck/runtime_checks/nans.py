@@ -134,12 +134,42 @@ def _replay(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], kind: str) -
             inner = eqn.params["jaxpr"]
             inner_found, outs = _replay(inner.jaxpr, inner.consts, invals, kind)
             found = found if found is not None else inner_found
+        elif eqn.primitive.name == "shard_map":
+            inner_found, outs = _replay_shards(eqn, invals, kind)
+            found = found if found is not None else inner_found
         else:
             outs = bind(eqn, invals)
             if found is None and any(bad(v, kind) for v in outs) and not any(bad(v, kind) for v in invals):
                 found = eqn
         env.update(zip(eqn.outvars, outs))
     return found, [read(env, atom) for atom in jaxpr.outvars]
+
+
+def _replay_shards(eqn: Any, args: Sequence[Any], kind: str) -> tuple[Any, list[Any]]:
+    """:func:`_replay` of a `shard_map` over one mesh axis (a pmap's) shard by shard: each shard's inputs
+    are cut from the whole arrays by their specs, its outputs put back together. A body that needs the
+    other shards (a collective) fails to bind here: the NaN is then not located."""
+    mesh, body = eqn.params["mesh"], eqn.params["jaxpr"]
+    if len(mesh.shape) != 1:
+        raise NotImplementedError("a shard_map over more than one mesh axis")
+    (axis, count), = mesh.shape.items()
+
+    def dimension(spec: Any) -> int | None:
+        found = [d for d, entry in enumerate(spec) if entry is not None]
+        if any(spec[d] != axis for d in found) or len(found) > 1:
+            raise NotImplementedError(f"spec {spec}")
+        return found[0] if found else None
+
+    ins = [dimension(spec) for spec in eqn.params["in_specs"]]
+    found, pieces = None, []
+    for shard in range(count):
+        shard_args = [a if d is None else jnp.split(a, count, axis=d)[shard] for a, d in zip(args, ins)]
+        shard_found, outs = _replay(body, [], shard_args, kind)
+        found = found if found is not None else shard_found
+        pieces.append(outs)
+    outs = [pieces[0][k] if d is None else jnp.concatenate([p[k] for p in pieces], axis=d)
+            for k, d in enumerate(dimension(spec) for spec in eqn.params["out_specs"])]
+    return found, outs
 
 
 def describe(origin: Origin, function: str) -> tuple[str, str]:
