@@ -184,6 +184,37 @@ def test_a_timed_cell_without_block_until_ready_is_jax902():
     assert all(d.fix is None for d in report.diagnostics if "cell 5" in d.message or d.range.start.line > 12)
 
 
+def test_time_and_timeit_of_statements_and_assigned_are_jax902_at_the_code(tmp_path: Path, capsys):
+    timed = ["%time y = f(x)  # slow?\n", "y = %time f(x)\n", "t = %timeit -o -n 3 f(x)\n", "%timeit y = f(x)\n",
+             "if True:\n    %time z = f(x); w = f(z)\n", "%%time\ny = f(x)\n"]
+    waited = ["%time print(f(x))\n", "%time y = f(x).block_until_ready()\n", "%time for i in range(3): f(x)\n",
+              "%time\n", "y = %time z = f(x)\n"]
+    path = tmp_path / "demo.ipynb"
+    path.write_text(notebook("import jax\n\n@jax.jit\ndef f(x):\n    return x * 2\n", *timed, *waited))
+    data = path.read_bytes()
+    report = check_source(data, "demo.ipynb", settings=Settings(extend_select=("JAX902",)))
+    assert not report.errors and not any(d.code == "JAX001" for d in report.diagnostics)
+    context = OutputContext(notebooks={"demo.ipynb": read_notebook(data).index})
+    said = re.compile(r"read on line \d+ of cell \d+|`timeit` discards")
+    found = [(context.label(d.path, d.range.start), said.findall(d.message))
+             for d in report.diagnostics if d.code == "JAX902"]
+    # the clock of a `%%time` cell is read by its magic line, not on a line past the cell's end
+    assert found == [("demo.ipynb:cell 3:1:11", ["read on line 1 of cell 3"]),
+                     ("demo.ipynb:cell 4:1:11", ["read on line 1 of cell 4"]),
+                     ("demo.ipynb:cell 5:1:21", ["`timeit` discards"]),
+                     ("demo.ipynb:cell 6:1:13", ["read on line 1 of cell 6"]),
+                     ("demo.ipynb:cell 7:2:25", ["read on line 2 of cell 7"]),
+                     ("demo.ipynb:cell 8:2:5", ["read on line 1 of cell 8"])]
+    assert all(d.fix is None for d in report.diagnostics if context.place(d.path, d.range.start).cell != 8)
+    code, _, err = run(capsys, "check", "--no-cache", "--extend-select", "JAX902", "--add-noqa", str(path))
+    assert code == 0 and err == "Added 6 noqa directives.\n"
+    cells = [cell["source"] for cell in json.loads(path.read_text())["cells"][2:8]]
+    assert cells == [["%time y = f(x)  # slow?  # noqa: JAX902\n"], ["y = %time f(x)  # noqa: JAX902\n"],
+                     ["t = %timeit -o -n 3 f(x)  # noqa: JAX902\n"], ["%timeit y = f(x)  # noqa: JAX902\n"],
+                     ["if True:\n", "    %time z = f(x); w = f(z)  # noqa: JAX902\n"],
+                     ["%%time\n", "y = f(x)  # noqa: JAX902\n"]]
+
+
 def test_fixes_never_touch_magic_lines(tmp_path: Path, capsys):
     path = tmp_path / "demo.ipynb"
     cells = ["import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return x\n",

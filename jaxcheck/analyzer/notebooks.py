@@ -6,9 +6,10 @@ then each cell's lines followed by one boundary line. Boundary lines are comment
 `%%time`/`%%timeit` cell, where they read a clock so that the cell reads as the timing code it is.
 IPython syntax becomes ordinary Python of the same line structure, as IPython itself transforms it
 (`!ls` is `get_ipython().system('ls')`, `%env X=1` is `get_ipython().run_line_magic('env', 'X=1')`);
-`%timeit f(x)` and `%time f(x)` become `timeit.timeit(lambda: f(x))`. Cells of a cell magic whose body
-is not Python (`%%bash`, `%%writefile`, an unknown magic whose body does not parse) become comment
-lines.
+`%timeit f(x)` (and `t = %timeit -o f(x)`) becomes `timeit.timeit(lambda: f(x))`, and `%time y = f(x)`
+(`%time f(x)`, `y = %time f(x)`, a `%timeit` of statements) its code between two clock reads on its
+line. Cells of a cell magic whose body is not Python (`%%bash`, `%%writefile`, an unknown magic whose
+body does not parse) become comment lines.
 
 Writing back splices each changed cell's new `source` into the notebook's JSON text, so every other
 byte (outputs, metadata, ids, indentation, key order, the final newline) stays as it was; a cell whose
@@ -36,6 +37,7 @@ _CLOCK_IMPORT = "import time as _jaxcheck_clock, timeit as _jaxcheck_timeit  " +
 _TIMER = "_jaxcheck_timeit.timeit(lambda: "
 _CELL_START_CLOCK = "_jaxcheck_start = _jaxcheck_clock.perf_counter()"
 _CELL_END_CLOCK = "_jaxcheck_clock.perf_counter()  "
+_LINE_END_CLOCK = "; _jaxcheck_clock.perf_counter()"
 _NOT_PYTHON_CELL_MAGICS = frozenset({"bash", "sh", "script", "sx", "system", "writefile", "file", "html", "javascript",
                                      "js", "latex", "markdown", "svg", "perl", "ruby", "pypy", "python2", "sql", "R"})
 """Cell magics whose body the kernel does not run as Python (`%%writefile` writes it). The body of any
@@ -108,6 +110,9 @@ class NotebookIndex:
     shifts: dict[int, Shift] = field(default_factory=dict)
     end: int = 1
     """The module's last line (the boundary after the last cell)."""
+    clocks: frozenset[int] = frozenset()
+    """The boundaries that read the clock at the end of a `%%time`/`%%timeit` cell: their position is the
+    cell's first line, the magic that reads it."""
 
     def place(self, position: Position) -> Place:
         """The cell, line and column of a module position. A boundary line belongs to the cell before it
@@ -115,6 +120,8 @@ class NotebookIndex:
         if not self.starts:
             return Place(None, position.line, position.column)
         slot = self.cell_slot(position.line)
+        if position.line in self.clocks:
+            return Place(self.cells[slot], 1, 0)
         shift = self.shifts.get(position.line)
         column = shift.column(position.column) if shift is not None else position.column
         return Place(self.cells[slot], max(1, position.line - self.starts[slot] + 1), column)
@@ -263,8 +270,9 @@ def _assembled(raw: str, cells: list[_Cell], bom: bool) -> Notebook:
         lines += cell.virtual
         lines.append((_CELL_END_CLOCK if cell.timed else "") + _boundary(cell.number) + "\n")
     text = "".join(lines)
+    clocks = frozenset(start + len(cell.virtual) for start, cell in zip(starts, cells) if cell.timed)
     index = NotebookIndex(tuple(starts), tuple(c.number for c in cells), tuple(c.count for c in cells), dict(shifts),
-                          len(lines))
+                          len(lines), clocks)
     return Notebook(raw, tuple(cells), text, index, bom)
 
 
@@ -299,10 +307,11 @@ def _cell(number: int, source: str, span: tuple[int, int], listed: bool, count: 
                  magic in _TIMED_CELL_MAGICS and not virtual[0].startswith("#"))
 
 
-def _parses(code: str) -> bool:
-    """Whether `code` is Python (the body of a cell magic the kernel may run as Python)."""
+def _parses(code: str, mode: str = "exec") -> bool:
+    """Whether `code` is Python (the body of a cell magic the kernel may run as Python; with mode
+    `eval`, an expression)."""
     try:
-        ast.parse(code)
+        ast.parse(code, mode=mode)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
@@ -338,7 +347,7 @@ def _line_magic(line: str) -> tuple[str, Shift] | None:
         if escape == "%":
             name, _, arguments = rest.partition(" ")
             if name in ("timeit", "time"):
-                timed = _timed(indent, stripped, arguments)
+                timed = _timed(indent, stripped, name, arguments)
                 if timed is not None:
                     return timed
             return _neutral(indent, "run_line_magic", name, arguments.strip()), Shift(column, column, column, 0)
@@ -350,6 +359,10 @@ def _line_magic(line: str) -> tuple[str, Shift] | None:
         target, rest = match.group("target"), match.group("rest")
         if match.group("escape") == "%":
             name, _, arguments = rest.partition(" ")
+            if name in ("timeit", "time"):
+                timed = _timed(indent, stripped, name, arguments, target)
+                if timed is not None:
+                    return timed
             call = _neutral("", "run_line_magic", name, arguments.strip())
         else:
             call = _neutral("", "getoutput", rest, None)
@@ -362,23 +375,30 @@ def _is_help(stripped: str) -> bool:
     return re.fullmatch(r"[\w.]+\?{1,2}", stripped) is not None
 
 
-def _timed(indent: str, stripped: str, arguments: str) -> tuple[str, Shift] | None:
-    """`%timeit [options] expression` as `timeit.timeit(lambda: expression)`; None for a statement."""
+def _timed(indent: str, stripped: str, name: str, arguments: str, target: str | None = None,
+           ) -> tuple[str, Shift] | None:
+    """A `%timeit`/`%time` line as the timing code it runs: `%timeit [options] expression` as
+    `timeit.timeit(lambda: expression)` (`t = %timeit -o ...`: assigned), `%time code` (and `%timeit`
+    of statements) as `code` between two clock reads on the line (`y = %time f(x)`: `y = f(x)` there).
+    None when the code is not one line of simple statements (an expression when assigned)."""
     words = arguments.split(" ")
     skip = 0
-    while skip < len(words) and (words[skip] == "" or words[skip].startswith("-")):
+    while name == "timeit" and skip < len(words) and (words[skip] == "" or words[skip].startswith("-")):
         option = words[skip][1:2]
         skip += 2 if option in _TIMEIT_OPTIONS_WITH_VALUE and len(words[skip]) == 2 else 1
     code, comment = _without_comment(" ".join(words[skip:]).strip())
-    if not code:
-        return None
-    try:
-        ast.parse(code, mode="eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    expression = bool(code) and _parses(code, "eval")
+    if not code or (target is not None and not expression):
         return None
     original = len(indent) + stripped.index(code, len(stripped) - len(arguments))
-    virtual = len(indent) + len(_TIMER)
-    return f"{indent}{_TIMER}{code}){comment}", Shift(len(indent), original, virtual, len(code))
+    assigned = f"{target} = " if target is not None else ""
+    if name == "timeit" and expression:
+        prefix = f"{indent}{assigned}{_TIMER}"
+        return f"{prefix}{code}){comment}", Shift(len(indent), original, len(prefix), len(code))
+    prefix = f"{indent}{_CELL_START_CLOCK}; {assigned}"
+    if not _parses(f"{prefix.lstrip()}{code}{_LINE_END_CLOCK}"):
+        return None
+    return f"{prefix}{code}{_LINE_END_CLOCK}{comment}", Shift(len(indent), original, len(prefix), len(code))
 
 
 def _without_comment(code: str) -> tuple[str, str]:

@@ -37,7 +37,8 @@ class UnsynchronizedTiming(Rule):
 
     The finding is the last such call before the second clock read (the one whose result nobody waited
     for). Only straight-line code of one body is read: the clock reads must be statements of the same
-    block (loops, `with` and `if` blocks between them are read in order). Code that passes the result
+    block (loops, `with` and `if` blocks between them are read in order; statements a `;` joins on one
+    line one by one). Code that passes the result
     anywhere else (a list, a helper, a logger) is left alone, since that may wait for it.
 
     ## Why is this bad?
@@ -136,6 +137,9 @@ class UnsynchronizedTiming(Rule):
                 "dt = time.time() - t0\n", 6, 5,
                 fix="import time\nimport jax\nf = jax.vmap(g)\nt0 = time.time()\nfor i in range(3):\n"
                     "    jax.block_until_ready(f(xs))\ndt = time.time() - t0\n"),
+        # statements on one line, as a notebook's `%time y = f(x)` reads
+        Invalid("import time\nimport jax.numpy as jnp\nt0 = time.time(); y = jnp.sum(x); t1 = time.time()\n", 3, 23,
+                "line 3"),
         Invalid("import timeit\nfrom jax import block_until_ready\nimport jax.numpy as jnp\n"
                 "timeit.timeit(lambda: jnp.dot(a, b), number=10)\n", 4, 23,
                 fix="import timeit\nfrom jax import block_until_ready\nimport jax.numpy as jnp\n"
@@ -163,30 +167,30 @@ class UnsynchronizedTiming(Rule):
     def _block(self, statements: Sequence[cst.BaseStatement]) -> None:
         if self.function_trace is not None:
             return  # timing inside traced code is JAX104's concern
+        # The statements in order, those of a line (`t0 = time.time(); y = f(x); t1 = time.time()`) one by one.
+        steps: list[cst.CSTNode] = [small for statement in statements for small in (
+            statement.body if isinstance(statement, cst.SimpleStatementLine) else (statement,))]
         start: int | None = None
-        for index, statement in enumerate(statements):
-            if start is not None and index > start and self._reads_clock(statement):
-                self._check(statements[start + 1 : index], statement)
+        for index, step in enumerate(steps):
+            if start is not None and index > start and self._reads_clock(step):
+                self._check(steps[start + 1 : index], step)
                 start = None
-            if self._starts_clock(statement):
+            if self._starts_clock(step):
                 start = index
 
-    def _starts_clock(self, statement: cst.BaseStatement) -> bool:
+    def _starts_clock(self, step: cst.CSTNode) -> bool:
         """`t0 = time.time()`: a clock read assigned to a name."""
-        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-            return False
-        small = statement.body[0]
         return (
-            isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
-            and isinstance(small.value, cst.Call) and self.model.call_name(small.value) in TIMERS
+            isinstance(step, cst.Assign) and len(step.targets) == 1 and isinstance(step.targets[0].target, cst.Name)
+            and isinstance(step.value, cst.Call) and self.model.call_name(step.value) in TIMERS
         )
 
-    def _reads_clock(self, statement: cst.BaseStatement) -> bool:
-        return isinstance(statement, cst.SimpleStatementLine) and any(
-            self.model.call_name(call) in TIMERS for call in _calls(statement)
+    def _reads_clock(self, step: cst.CSTNode) -> bool:
+        return isinstance(step, cst.BaseSmallStatement) and any(
+            self.model.call_name(call) in TIMERS for call in _calls(step)
         )
 
-    def _check(self, between: Sequence[cst.BaseStatement], end: cst.BaseStatement) -> None:
+    def _check(self, between: Sequence[cst.CSTNode], end: cst.CSTNode) -> None:
         pending: _Work | None = None
         for small in _small_statements(between):
             pending = self._step(small, pending)
@@ -253,7 +257,9 @@ def _small_statements(statements: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode
     """The small statements of a block in program order, descending into compound statements (whose
     headers, such as a `for` loop's iterable or an `if` test, come first as themselves)."""
     for statement in statements:
-        if isinstance(statement, cst.SimpleStatementLine):
+        if isinstance(statement, cst.BaseSmallStatement):
+            yield statement
+        elif isinstance(statement, cst.SimpleStatementLine):
             yield from statement.body
         elif isinstance(statement, _NESTED_SCOPES):
             continue
