@@ -40,7 +40,7 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NoReturn
@@ -354,6 +354,9 @@ class JaxcheckServer(LanguageServer):
                 self.state.findings[uri] = (versions.get(uri), findings)
                 self.text_document_publish_diagnostics(
                     types.PublishDiagnosticsParams(uri=uri, diagnostics=published, version=versions.get(uri)))
+            for uri in versions.keys() - result.cells.keys():  # a cell that is no Python code cell (any more)
+                if self.state.findings.pop(uri, None) is not None:
+                    self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
         outcome = "superseded" if not current else "failed" if result.findings is None else "published"
         self._trace(f"checked {job.uri} (version {job.version}) in {result.seconds:.3f} s: {outcome}")
 
@@ -361,9 +364,13 @@ class JaxcheckServer(LanguageServer):
         """Clear a closed notebook's diagnostics (on each of its cells) and drop its pending check."""
         if self._checker is not None:
             self._checker.discard(params.notebook_document.uri)
-        for cell in params.cell_text_documents:
-            self.state.findings.pop(cell.uri, None)
-            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
+        self.forget_cells(cell.uri for cell in params.cell_text_documents)
+
+    def forget_cells(self, uris: Iterable[str]) -> None:
+        """Clear the diagnostics of notebook cells that are gone (closed with their notebook, or removed)."""
+        for uri in uris:
+            self.state.findings.pop(uri, None)
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     def _trace(self, message: str) -> None:
         """`$/logTrace` the message when the client asked for tracing."""
@@ -482,6 +489,9 @@ def build_server() -> JaxcheckServer:
         ls.schedule_notebook(params.notebook_document.uri)
 
     def notebook_did_change(ls: JaxcheckServer, params: types.DidChangeNotebookDocumentParams) -> None:
+        structure = params.change.cells.structure if params.change.cells is not None else None
+        if structure is not None and structure.did_close:  # cells removed: their diagnostics go with them
+            ls.forget_cells(cell.uri for cell in structure.did_close)
         ls.schedule_notebook(params.notebook_document.uri)
 
     def notebook_did_save(ls: JaxcheckServer, params: types.DidSaveNotebookDocumentParams) -> None:

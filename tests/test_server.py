@@ -261,3 +261,42 @@ async def test_an_edited_cell_is_checked_again_with_the_notebook(client: Languag
     client.notebook_document_did_close(types.DidCloseNotebookDocumentParams(
         notebook_document=types.NotebookDocumentIdentifier(uri=notebook_uri),
         cell_text_documents=[types.TextDocumentIdentifier(uri=uri) for uri in uris]))
+
+
+async def test_cells_added_and_removed_are_checked_with_the_notebook_and_a_removed_cell_is_cleared(
+        client: LanguageClient) -> None:
+    code = types.NotebookCellKind.Code
+    uris, diagnostics = await _open_notebook(client, "cells.ipynb", [
+        (code, "import jax.numpy as jnp\n"), (code, "x = jnp.zeros(3)\nx[0] = 1.0\n")])
+    assert [d.code for d in diagnostics[uris[1]]] == ["JAX201"]
+    notebook_uri = (_root(client) / "cells.ipynb").as_uri()
+    added = uris[0].replace("#cell0", "#cell2")
+    client.notebook_document_did_change(types.DidChangeNotebookDocumentParams(  # a cell added after the first
+        notebook_document=types.VersionedNotebookDocumentIdentifier(version=2, uri=notebook_uri),
+        change=types.NotebookDocumentChangeEvent(cells=types.NotebookDocumentCellChanges(
+            structure=types.NotebookDocumentCellChangeStructure(
+                array=types.NotebookCellArrayChange(start=1, delete_count=0, cells=[
+                    types.NotebookCell(kind=code, document=added)]),
+                did_open=[types.TextDocumentItem(uri=added, language_id="python", version=1,
+                                                 text="y = jnp.ones(2)\ny[1] = 0.0\n")])))))
+    while added not in client.diagnostics:
+        await asyncio.wait_for(client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 30)
+    assert [(d.code, d.range.start.line) for d in client.diagnostics[added]] == [("JAX201", 1)]
+    client.notebook_document_did_change(types.DidChangeNotebookDocumentParams(  # the cell with x[0] = 1.0 removed
+        notebook_document=types.VersionedNotebookDocumentIdentifier(version=3, uri=notebook_uri),
+        change=types.NotebookDocumentChangeEvent(cells=types.NotebookDocumentCellChanges(
+            structure=types.NotebookDocumentCellChangeStructure(
+                array=types.NotebookCellArrayChange(start=2, delete_count=1),
+                did_close=[types.TextDocumentIdentifier(uri=uris[1])])))))
+    while client.diagnostics[uris[1]]:
+        await asyncio.wait_for(client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 30)
+    assert [d.code for d in client.diagnostics[added]] == ["JAX201"]
+    client.notebook_document_did_change(types.DidChangeNotebookDocumentParams(  # the added cell made markdown
+        notebook_document=types.VersionedNotebookDocumentIdentifier(version=4, uri=notebook_uri),
+        change=types.NotebookDocumentChangeEvent(cells=types.NotebookDocumentCellChanges(
+            data=[types.NotebookCell(kind=types.NotebookCellKind.Markup, document=added)]))))
+    while client.diagnostics[added]:
+        await asyncio.wait_for(client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 30)
+    client.notebook_document_did_close(types.DidCloseNotebookDocumentParams(
+        notebook_document=types.NotebookDocumentIdentifier(uri=notebook_uri),
+        cell_text_documents=[types.TextDocumentIdentifier(uri=uri) for uri in (uris[0], added)]))
