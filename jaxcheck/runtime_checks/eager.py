@@ -30,7 +30,8 @@ from jax._src import core as jax_core
 from jax._src import source_info_util
 
 from jaxcheck.runtime_checks.frames import caller_of_jaxcheck, is_library_file, is_user_code
-from jaxcheck.runtime_checks.nans import Origin, bad, describe
+from jaxcheck.runtime_checks.nans import Origin, describe
+from jaxcheck.runtime_checks.replay import bad
 from jaxcheck.runtime_checks.report import diagnostic
 from jaxcheck.runtime_checks.session import current
 from jaxcheck.runtime_checks.stale_globals import user_function

@@ -5,9 +5,9 @@ interpreter that adds one boolean to the program: any NaN/Inf in the outputs, or
 operation that can hide it (`jnp.where`'s `select_n`, `max`, `min`, `clamp`, reductions, integer
 conversion). The flag is read one call late, when the device says it is ready, so the host never waits.
 
-Location: the same program is replayed on the call's inputs equation by equation (inner jitted
-functions inlined) until the first equation that makes a NaN (else an Inf) out of finite inputs; forward
-and backward pass alike. The user's function is not run again: debug callbacks are skipped, and a
+Location: the same program is replayed on the call's inputs equation by equation (see :mod:`replay`:
+inner jitted functions, loop and branch bodies, shards) until the first equation that makes a NaN (else
+an Inf) out of finite inputs; forward and backward pass alike. The user's function is not run again: debug callbacks are skipped, and a
 program with other side-effecting callbacks (`io_callback`) is not replayed (not located). A flag that the
 replay of the same program on the same inputs does not reproduce is no finding.
 """
@@ -22,12 +22,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcheck.runtime_checks.hidden_state import eqn_line
-from jaxcheck.runtime_checks.jaxprs import INLINED, Program, bind, read
+from jaxcheck.runtime_checks.jaxprs import INLINED, Program
+from jaxcheck.runtime_checks.replay import SKIPPED, bad, first_made, inexact
 
 MASKING = frozenset({"select_n", "max", "min", "clamp", "reduce_max", "reduce_min", "argmax", "argmin",
                      "convert_element_type"})
-SKIPPED = frozenset({"debug_callback", "debug_print"})
-"""Side effects without outputs: a replay leaves them out (they fired when the program ran)."""
 UNREPLAYABLE = frozenset({"io_callback"})
 """Side effects whose outputs the program uses: a program holding one is not replayed."""
 
@@ -44,49 +43,35 @@ class Origin:
     argument: str | None  # set when an input already held it
 
 
-def _inexact(value: Any) -> bool:
-    dtype = getattr(value, "dtype", None)
-    return dtype is not None and jnp.issubdtype(dtype, jnp.inexact)
-
-
 def observe_nans(flags: list[Any]) -> Any:
     """An observer for :func:`jaxprs.evaluate` appending a boolean per value that can hide a NaN."""
 
     def observe(eqn: Any, invals: list[Any]) -> None:
         if eqn.primitive.name in MASKING:
             checked = invals[1:] if eqn.primitive.name == "select_n" else invals
-            flags.extend(jnp.any(jnp.isnan(value)) for value in checked if _inexact(value))
+            flags.extend(jnp.any(jnp.isnan(value)) for value in checked if inexact(value))
 
     return observe
 
 
 def nan_flag(flags: list[Any], outputs: Sequence[Any]) -> Any:
     """The program's one boolean: any of `flags`, or a NaN/Inf in the `outputs`."""
-    flags = [*flags, *(~jnp.all(jnp.isfinite(value)) for value in outputs if _inexact(value))]
+    flags = [*flags, *(~jnp.all(jnp.isfinite(value)) for value in outputs if inexact(value))]
     return jnp.any(jnp.stack(flags)) if flags else jnp.bool_(False)
 
 
-def bad(value: Any, kind: str) -> bool:
-    """True when `value` is a float or complex array holding `kind` ("NaN" or "Inf")."""
-    if not _inexact(value):
-        return False
-    array = np.asarray(value)
-    return bool(np.isnan(array).any() if kind == "NaN" else np.isinf(array).any())
-
-
 def locate(program: Program) -> Origin | None:
-    """Replay `program` (which must be :func:`replayable`) on its inputs op by op and return where the
-    first NaN (else the first Inf) came from; None when the replay finds neither."""
+    """Replay `program` (which must be :func:`replayable`) on its inputs op by op (see :mod:`replay`) and
+    return where the first NaN (else the first Inf) came from; None when the replay finds neither."""
     closed = program.closed
     for kind in ("NaN", "Inf"):
         for position, value in enumerate(program.inputs):
             if bad(value, kind):
                 return Origin("input", kind, None, False, False, program.arg_names[position])
-        eqn, outputs = _replay(closed.jaxpr, closed.consts, program.inputs, kind)
-        if eqn is not None:
+        found, outputs = first_made(closed.jaxpr, closed.consts, program.inputs, kind)
+        if found is not None:
             masked = not any(bad(v, kind) for v in outputs)
-            return Origin(eqn.primitive.name, kind, eqn_line(eqn), "transpose" in str(eqn.source_info.name_stack),
-                          masked, None)
+            return Origin(found.eqn.primitive.name, kind, eqn_line(found.eqn), found.backward, masked, None)
     return None
 
 
@@ -119,57 +104,6 @@ def _holds(jaxpr: Any, names: frozenset[str]) -> bool:
                 if hasattr(inner, "eqns") and _holds(inner, names):
                     return True
     return False
-
-
-def _replay(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], kind: str) -> tuple[Any, list[Any]]:
-    """The first equation (innermost) whose outputs hold `kind` while its inputs do not (None when there
-    is none), and the program's outputs."""
-    env = dict(zip(jaxpr.constvars, consts)) | dict(zip(jaxpr.invars, args))
-    found = None
-    for eqn in jaxpr.eqns:
-        if eqn.primitive.name in SKIPPED:
-            continue
-        invals = [read(env, atom) for atom in eqn.invars]
-        if eqn.primitive.name in INLINED and "jaxpr" in eqn.params:
-            inner = eqn.params["jaxpr"]
-            inner_found, outs = _replay(inner.jaxpr, inner.consts, invals, kind)
-            found = found if found is not None else inner_found
-        elif eqn.primitive.name == "shard_map":
-            inner_found, outs = _replay_shards(eqn, invals, kind)
-            found = found if found is not None else inner_found
-        else:
-            outs = bind(eqn, invals)
-            if found is None and any(bad(v, kind) for v in outs) and not any(bad(v, kind) for v in invals):
-                found = eqn
-        env.update(zip(eqn.outvars, outs))
-    return found, [read(env, atom) for atom in jaxpr.outvars]
-
-
-def _replay_shards(eqn: Any, args: Sequence[Any], kind: str) -> tuple[Any, list[Any]]:
-    """:func:`_replay` of a `shard_map` over one mesh axis (a pmap's) shard by shard: each shard's inputs
-    are cut from the whole arrays by their specs, its outputs put back together. A body that needs the
-    other shards (a collective) fails to bind here: the NaN is then not located."""
-    mesh, body = eqn.params["mesh"], eqn.params["jaxpr"]
-    if len(mesh.shape) != 1:
-        raise NotImplementedError("a shard_map over more than one mesh axis")
-    (axis, count), = mesh.shape.items()
-
-    def dimension(spec: Any) -> int | None:
-        found = [d for d, entry in enumerate(spec) if entry is not None]
-        if any(spec[d] != axis for d in found) or len(found) > 1:
-            raise NotImplementedError(f"spec {spec}")
-        return found[0] if found else None
-
-    ins = [dimension(spec) for spec in eqn.params["in_specs"]]
-    found, pieces = None, []
-    for shard in range(count):
-        shard_args = [a if d is None else jnp.split(a, count, axis=d)[shard] for a, d in zip(args, ins)]
-        shard_found, outs = _replay(body, [], shard_args, kind)
-        found = found if found is not None else shard_found
-        pieces.append(outs)
-    outs = [pieces[0][k] if d is None else jnp.concatenate([p[k] for p in pieces], axis=d)
-            for k, d in enumerate(dimension(spec) for spec in eqn.params["out_specs"])]
-    return found, outs
 
 
 def describe(origin: Origin, function: str) -> tuple[str, str]:
