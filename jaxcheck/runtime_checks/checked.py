@@ -17,7 +17,7 @@ from typing import Any
 
 import jax
 
-from jaxcheck.runtime_checks import bounds, key_reuse, library_jits, nans, originals, stale_globals
+from jaxcheck.runtime_checks import bounds, key_reuse, library_jits, nans, originals, rule_lines, stale_globals
 from jaxcheck.runtime_checks.forwarder import Forwarder, make_forwarder, watch_reads
 from jaxcheck.runtime_checks.hidden_state import eqn_line
 from jaxcheck.runtime_checks.frames import caller_of_jaxcheck, traceback_user_frame, user_frame
@@ -189,6 +189,7 @@ class CheckedFunction:
             shared = (*key, self.call._jit_info)  # one instrumented function per program: JAX's caches hit
             function = self.body.instrumented.get(shared)
             if function is None:
+                rule_lines.install()
                 function = self.body.instrumented[shared] = instrumented(self.call, *key)
             checked = self._instrumented[key] = originals.jit(function, **self.options)
         out, flag, table = checked(*args, **kwargs)

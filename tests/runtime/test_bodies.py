@@ -76,3 +76,49 @@ def test_a_nan_in_the_backward_pass_of_a_scan_body_is_named_backward():
     assert [(code, line) for code, line, _ in found] == [("JAX701", _line(scan_of_where, "jnp.log"))]
     assert "backward pass (gradient)" in found[0][2]
     assert _found(jax.grad(scan_of_safe_where), jnp.array([1.0, 0.0]), nans=True) == []
+
+
+@jax.custom_vjp
+def clipped_log(x):
+    return jnp.log(jnp.maximum(x, 1.0))
+
+
+def _clipped_log_fwd(x):
+    return clipped_log(x), x
+
+
+def _clipped_log_bwd(x, g):
+    return (g * jnp.sqrt(x - 1.5),)  # NaN for x < 1.5
+
+
+def _clipped_log_safe_bwd(x, g):
+    return (g * jnp.sqrt(jnp.maximum(x - 1.5, 0.0)),)
+
+
+clipped_log.defvjp(_clipped_log_fwd, _clipped_log_bwd)
+safe_clipped_log = jax.custom_vjp(lambda x: jnp.log(jnp.maximum(x, 1.0)))
+safe_clipped_log.defvjp(lambda x: (safe_clipped_log(x), x), _clipped_log_safe_bwd)
+
+
+@jax.custom_jvp
+def soft(x):
+    return jnp.sin(x)
+
+
+@soft.defjvp
+def _soft_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return jnp.sin(x), t * jnp.log(x)
+
+
+def test_a_nan_in_a_custom_vjp_backward_rule_is_located_at_the_rules_line():
+    found = _found(jax.grad(lambda x: clipped_log(x).sum()), jnp.array([1.0, 2.0]), nans=True)
+    assert [(code, line) for code, line, _ in found] == [("JAX701", _line(_clipped_log_bwd, "jnp.sqrt"))]
+    assert "`sqrt` in the backward pass (gradient)" in found[0][2]
+    assert _found(jax.grad(lambda x: safe_clipped_log(x).sum()), jnp.array([1.0, 2.0]), nans=True) == []
+
+
+def test_a_nan_in_a_custom_jvp_rule_is_located_at_the_rules_line():
+    found = _found(jax.grad(lambda x: soft(x).sum()), jnp.array([1.0, -2.0]), nans=True)
+    assert [(code, line) for code, line, _ in found] == [("JAX701", _line(_soft_jvp, "jnp.log"))]
+    assert _found(jax.grad(lambda x: soft(x).sum()), jnp.array([1.0, 2.0]), nans=True) == []
