@@ -45,6 +45,13 @@ class Read:
     snapshot: Any = None
     """A copy of what is read of a value that can change in place, taken after the trace: the value, or
     for constant items a dict of them."""
+    traced: Any = _MISSING
+    """The value while tracing, once `value` has moved on to a later one a change was reported at (the
+    compiled program still holds this one); `_MISSING` while `value` is it."""
+
+    def value_traced(self) -> Any:
+        """The value the trace read, which the compiled program holds."""
+        return self.value if self.traced is _MISSING else self.traced
 
     def now(self) -> Any:
         """The value the name has now (`_MISSING` when deleted)."""
@@ -248,8 +255,9 @@ def _cell_contents(cell: Any) -> Any:
 
 
 def now_read(read: Read) -> Read:
-    """`read` holding the value its name has now."""
-    return replace(read, value=read.now())
+    """`read` holding the value its name has now (identity tests compare with it), and still the value
+    its trace read."""
+    return replace(read, value=read.now(), traced=read.value_traced())
 
 
 def moved(reads: list[Read]) -> bool:
@@ -258,8 +266,17 @@ def moved(reads: list[Read]) -> bool:
 
 
 def changed(reads: list[Read]) -> list[tuple[Read, Any]]:
-    """`(read, new value)` for each read whose value now differs (by value, not only identity)."""
-    return [(read, new) for read in reads if (new := read.now()) is not read.value and not same_value(read.value, new)]
+    """`(read, new value)` for each read whose value moved and now differs (by value, not only identity)
+    from the one its trace read; `read.value` is that traced value (a name changed twice is reported with
+    the value the compiled program holds, and one changed back to it is not reported)."""
+    found = []
+    for read in reads:
+        new = read.now()
+        if new is not read.value and not same_value(read.value, new):
+            traced = read.value_traced()
+            if not same_value(traced, new):
+                found.append((replace(read, value=traced, traced=_MISSING), new))
+    return found
 
 
 def same_value(old: Any, new: Any) -> bool:

@@ -86,6 +86,16 @@ def test_a_global_changed_in_a_later_cell_is_reported_under_the_stale_call_with_
     assert not warned, "shown twice: as a display and as a warning"
 
 
+def test_a_global_changed_again_names_the_value_the_program_still_holds_and_changed_back_is_quiet(notebook):
+    for code in ("%load_ext jaxcheck", CELLS["imports"], CELLS["define"], CELLS["call"], "scale = 3.0",
+                 CELLS["call"], "scale = 4.0", CELLS["call"], "scale = 2.0", CELLS["call"]):
+        notebook.run(code)
+    assert "(2.0); it is now 3.0" in notebook.text(6)
+    assert notebook.text(8).startswith("jaxcheck: Cell In[3], line 3: JAX101 `f` read `scale` while tracing (2.0); "
+                                       "it is now 4.0"), notebook.text(8)  # the program multiplies by 2.0 still
+    assert notebook.text(10) == ""  # 2.0 again: what the program holds
+
+
 def test_cells_run_out_of_order_follow_the_function_the_session_holds_now(notebook):
     for code in ("%load_ext jaxcheck", CELLS["imports"], CELLS["define"], CELLS["call"], "scale = 3.0"):
         notebook.run(code)
