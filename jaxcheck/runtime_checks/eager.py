@@ -10,6 +10,9 @@ forward or backward pass named by JAX's name stack (`transpose` in the backward 
 twice: the values read are the ones the call computed. A NaN that never reached the outputs (hidden by
 `jnp.where`, `max`, ...) is reported too; an Inf only when it reached them.
 
+A jitted function of the user's that runs as one operation is replayed on that operation's inputs (its
+program, as JAX cached it) to name the line inside it.
+
 Bounds: one origin of each kind kept per call; the work per operation is reading its outputs (and its
 inputs once one is bad), as `jax_debug_nans` does. Operations JAX runs compiled without `EvalTrace`
 (a jitted function called on concrete values inside the call) are seen by their outputs only.
@@ -30,8 +33,8 @@ from jax._src import core as jax_core
 from jax._src import source_info_util
 
 from jaxcheck.runtime_checks.frames import caller_of_jaxcheck, is_library_file, is_user_code
-from jaxcheck.runtime_checks.nans import Origin, describe
-from jaxcheck.runtime_checks.replay import bad
+from jaxcheck.runtime_checks.nans import Origin, describe, replayable
+from jaxcheck.runtime_checks.replay import Made, bad, first_made, user_line
 from jaxcheck.runtime_checks.report import diagnostic
 from jaxcheck.runtime_checks.session import current
 from jaxcheck.runtime_checks.stale_globals import user_function
@@ -53,10 +56,14 @@ class Watch:
         outs = out if primitive.multiple_results else [out]
         for kind in ("NaN", "Inf"):
             if kind not in self.found and any(bad(v, kind) for v in outs) and not any(bad(v, kind) for v in args):
-                name = params.get("name") if primitive.name in ("jit", "pjit") else None
-                stack = str(source_info_util.current_name_stack())
-                self.found[kind] = Origin(str(name or primitive.name), kind, self._line(), "transpose" in stack,
-                                          True, None)
+                backward = "transpose" in str(source_info_util.current_name_stack())
+                made = _inside_users_jit(params, args, kind, backward) if primitive.name in ("jit", "pjit") else None
+                if made is not None:
+                    origin = Origin(made.eqn.primitive.name, kind, user_line(made.eqn), made.backward, True, None)
+                else:
+                    name = params.get("name") if primitive.name in ("jit", "pjit") else None
+                    origin = Origin(str(name or primitive.name), kind, self._line(), backward, True, None)
+                self.found[kind] = origin
 
     def _line(self) -> tuple[str, int] | None:
         """The user's line running the operation: the innermost user frame inside the call (the user's
@@ -68,6 +75,16 @@ class Watch:
             frame = frame.f_back
         user = source_info_util.user_frame(source_info_util.current().traceback)
         return None if user is None or is_library_file(user.file_name) else (user.file_name, user.start_line)
+
+
+def _inside_users_jit(params: dict[str, Any], args: Any, kind: str, backward: bool) -> Made | None:
+    """Where inside a jitted function of the user's (not JAX's own, whose cached program holds the lines
+    of whichever call traced it first) the NaN was made: its program replayed on the operation's inputs."""
+    closed = params["jaxpr"]
+    source = getattr(closed.jaxpr.debug_info, "func_src_info", None) or ""
+    if is_library_file(source.rsplit(" at ", 1)[-1].rsplit(":", 1)[0]) or not replayable(closed.jaxpr):
+        return None
+    return first_made(closed.jaxpr, closed.consts, args, kind, backward)[0]
 
 
 _WATCHES: list[Watch] = []  # the innermost last; one thread's at a time (the patch is process-wide)

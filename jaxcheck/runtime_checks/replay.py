@@ -1,7 +1,7 @@
 """Replaying a program JAX traced, equation by equation, to find the first one that made a NaN (or an Inf)
 out of inputs without one: the NaN location of JAX701.
 
-Inner jitted functions are inlined; loop and branch bodies are replayed too: the branch a `cond` or
+Inner jitted functions, `checkpoint`s and custom derivatives' primal programs are inlined; loop and branch bodies are replayed too: the branch a `cond` or
 `switch` took, each iteration of a `scan`, `fori_loop` or `while_loop` (then the loop is run again whole
 for its outputs), and each shard of a `shard_map` over one mesh axis (a `pmap`). An equation inside a body
 is in the backward pass when its loop is (the body's own name stack is relative). Only values are read:
@@ -21,11 +21,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxcheck.runtime_checks.frames import is_library_file
 from jaxcheck.runtime_checks.jaxprs import INLINED, bind, read
 
 SKIPPED = frozenset({"debug_callback", "debug_print"})
 """Side effects without outputs: a replay leaves them out (they fired when the program ran)."""
 ITERATIONS_REPLAYED = 10_000
+_CALLS = frozenset({"remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call", "core_call"})
+"""Calls replayed through their inner program, besides :data:`jaxprs.INLINED`."""
 
 
 @dataclass(frozen=True)
@@ -63,9 +66,9 @@ def first_made(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], kind: str
         invals = [read(env, atom) for atom in eqn.invars]
         inside = backward or "transpose" in str(eqn.source_info.name_stack)
         made: Made | None = None
-        if name in INLINED and "jaxpr" in eqn.params:
-            inner = eqn.params["jaxpr"]
-            made, outs = first_made(inner.jaxpr, inner.consts, invals, kind, inside)
+        inner = _inner(eqn)
+        if inner is not None:
+            made, outs = first_made(getattr(inner, "jaxpr", inner), getattr(inner, "consts", []), invals, kind, inside)
         elif name == "shard_map":
             made, outs = _shards(eqn, invals, kind, inside)
         else:
@@ -77,6 +80,25 @@ def first_made(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], kind: str
         found = found or made
         env.update(zip(eqn.outvars, outs))
     return found, [read(env, atom) for atom in jaxpr.outvars]
+
+
+def _inner(eqn: Any) -> Any:
+    """The program a call equation runs on its own inputs (a jitted function, `checkpoint`, a custom
+    derivative's primal), else None."""
+    name = eqn.primitive.name
+    if name in INLINED or name in _CALLS:
+        return eqn.params.get("jaxpr", eqn.params.get("call_jaxpr"))
+    return None
+
+
+def user_line(eqn: Any) -> tuple[str, int] | None:
+    """The user's `(path, line)` that made `eqn`: its innermost frame outside JAX, installed libraries and
+    the standard library (a library called by the user's line is reported at that line)."""
+    traceback = eqn.source_info.traceback
+    for frame in traceback.frames if traceback is not None else []:
+        if not is_library_file(frame.file_name):
+            return frame.file_name, frame.line_num
+    return None
 
 
 def _cond(eqn: Any, args: Sequence[Any], kind: str, backward: bool) -> Made | None:

@@ -122,3 +122,14 @@ def test_a_nan_in_a_custom_jvp_rule_is_located_at_the_rules_line():
     found = _found(jax.grad(lambda x: soft(x).sum()), jnp.array([1.0, -2.0]), nans=True)
     assert [(code, line) for code, line, _ in found] == [("JAX701", _line(_soft_jvp, "jnp.log"))]
     assert _found(jax.grad(lambda x: soft(x).sum()), jnp.array([1.0, 2.0]), nans=True) == []
+
+
+def sqrt_hidden(x):
+    return jnp.where(x > 0, jnp.sqrt(x), 0.0).sum()
+
+
+def test_a_nan_under_checkpoint_is_located_inside_it():
+    found = _found(jax.grad(jax.checkpoint(sqrt_hidden)), jnp.array([0.0, 1.0]), nans=True)
+    assert [(code, line) for code, line, _ in found] == [("JAX701", _line(sqrt_hidden, "jnp.sqrt"))]
+    assert "backward pass (gradient)" in found[0][2]
+    assert _found(jax.grad(jax.checkpoint(sqrt_hidden)), jnp.array([2.0, 1.0]), nans=True) == []

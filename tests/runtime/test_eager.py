@@ -94,3 +94,17 @@ def test_the_eager_call_is_as_bare_and_the_watch_is_gone_after_it():
     with rt.checking(mode="collect") as defaults:  # NaN mode off: nothing is watched
         jax.grad(log_hidden)(jnp.array([1.0, 0.0]))
     assert defaults == []
+
+
+def sqrt_hidden(x):
+    return jnp.where(x > 0, jnp.sqrt(x), 0.0).sum()
+
+
+def sqrt_made_safe(x):
+    return jnp.where(x > 0, jnp.sqrt(jnp.where(x > 0, x, 1.0)), 0.0).sum()
+
+
+def test_a_users_jit_under_an_eager_grad_is_located_inside_it():
+    found = _findings(lambda: jax.grad(jax.jit(sqrt_hidden))(jnp.array([0.0, 1.0])))
+    assert [line for line, _ in found] == [_line(sqrt_hidden, "jnp.sqrt")] and "backward" in found[0][1]
+    assert _findings(lambda: jax.grad(jax.jit(sqrt_made_safe))(jnp.array([0.0, 1.0]))) == []
