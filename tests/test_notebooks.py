@@ -34,7 +34,7 @@ MUTATION = ["import jax.numpy as jnp\n", "x = jnp.zeros(3)\nx[0] = 1.0\n"]
 
 
 def notebook(*sources: str | list[str], counts: list[int | None] | None = None, markdown: bool = True,
-             indent: int = 1, final_newline: bool = True) -> str:
+             indent: int = 1, final_newline: bool = True, newline: str = "\n") -> str:
     """An nbformat 4 notebook (as Jupyter writes it) with a markdown cell first and the code cells given;
     outputs, metadata and ids on every cell, so a round trip that loses them shows."""
     cells: list[dict[str, object]] = [{"cell_type": "markdown", "id": "md", "metadata": {"tags": ["intro"]},
@@ -47,7 +47,8 @@ def notebook(*sources: str | list[str], counts: list[int | None] | None = None, 
                       "source": lines})
     document = {"cells": cells, "metadata": {"kernelspec": {"display_name": "Python 3", "name": "python3"},
                                              "language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
-    return json.dumps(document, indent=indent, ensure_ascii=False) + ("\n" if final_newline else "")
+    text = json.dumps(document, indent=indent, ensure_ascii=False) + ("\n" if final_newline else "")
+    return text.replace("\n", newline)  # (a line break inside a string is written `\n`)
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -238,7 +239,8 @@ def _outside_sources(data: bytes) -> list[str]:
     return [*pieces, raw[cursor:]]
 
 
-@pytest.mark.parametrize("layout", [{}, {"indent": 2}, {"final_newline": False}, {"markdown": False}])
+@pytest.mark.parametrize("layout", [{}, {"indent": 2}, {"final_newline": False}, {"markdown": False},
+                                    {"newline": "\r\n"}])
 def test_fix_round_trips_byte_for_byte_except_the_fixed_cells(tmp_path: Path, capsys, layout):
     path = tmp_path / "demo.ipynb"
     before = notebook(MUTATION[0], "%matplotlib inline\n", MUTATION[1], "z = 1", counts=[3, None, 1, 2],
@@ -248,6 +250,7 @@ def test_fix_round_trips_byte_for_byte_except_the_fixed_cells(tmp_path: Path, ca
     after = path.read_bytes()
     assert code == 0 and "1 fixed" in out
     assert _outside_sources(after) == _outside_sources(before)
+    assert set(re.findall(rb"\r?\n", after)) == set(re.findall(rb"\r?\n", before))  # the JSON's line breaks kept
     old, new = json.loads(before)["cells"], json.loads(after)["cells"]
     changed = [number for number, (a, b) in enumerate(zip(old, new)) if a != b]
     assert changed == [3 if layout.get("markdown", True) else 2]

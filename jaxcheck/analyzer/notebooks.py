@@ -463,7 +463,8 @@ def _source_json(raw: str, cell: _Cell, source: str) -> str:
     closing = old[old.rfind("\n") + 1 : -1] if old.rstrip().endswith("]") else key_indent
     if not parts:
         return "[]"
-    return "[\n" + ",\n".join(item_indent + part for part in parts) + "\n" + closing + "]"
+    newline = "\r\n" if "\r\n" in old else "\n"  # a notebook saved with Windows line breaks keeps them
+    return f"[{newline}" + f",{newline}".join(item_indent + part for part in parts) + newline + closing + "]"
 
 
 def _source_spans(raw: str) -> list[tuple[int, int] | None]:
