@@ -1,7 +1,7 @@
 """Out-of-bounds indexing at run time (opt-in, JAX203): a bounds test compiled into the program.
 
 The checked function's program (the jaxpr JAX traced for it) is evaluated in a jitted interpreter (inner
-jitted functions inlined) that adds, next to every indexing operation the user wrote (`x[i]`, `x.at[i].set(v)`, `.at[i].get()`,
+jitted functions inlined, loop and branch bodies included: see :mod:`checked_program`) that adds, next to every indexing operation the user wrote (`x[i]`, `x.at[i].set(v)`, `.at[i].get()`,
 `lax.dynamic_slice`, `lax.dynamic_update_slice`, `lax.gather`/`scatter`), a test of its start indices
 against the array's shape, like `jax.experimental.checkify`'s index checks. The program returns one small
 int32 table, one row per operation: `(site, index, axis)` where out of bounds, zeros elsewhere. It is read
@@ -11,7 +11,7 @@ What counts mirrors the static rule: operations that clamp or drop silently by d
 with an explicit `mode="clip"`/`"fill"` (`jnp.take`'s default is fill), a scatter with `mode="clip"` or
 whose source line passes `mode=` (`mode="drop"` compiles to the same program as the default), and indexing
 done inside library functions (`jax.ops.segment_sum` drops out-of-range ids by contract). Not checked:
-indexing inside `lax.scan`/`while_loop`/`cond` bodies and custom-derivative functions.
+indexing inside custom-derivative rules (traced while JAX differentiates, outside the program's bodies).
 """
 
 from __future__ import annotations
@@ -137,21 +137,10 @@ def _row(number: int, eqn: Any, invals: Sequence[Any]) -> Any | None:
     return jnp.where(bad, jnp.stack([jnp.int32(number), index, axis]), jnp.zeros(3, jnp.int32))
 
 
-def observe_bounds(rows: list[Any]) -> Any:
-    """An observer for :func:`jaxprs.evaluate` appending a bounds row per checked indexing operation."""
-
-    def observe(eqn: Any, invals: list[Any]) -> None:
-        site = _site(eqn)
-        row = _row(_site_id(site), eqn, invals) if site is not None else None
-        if row is not None:
-            rows.append(row)
-
-    return observe
-
-
-def bounds_table(rows: list[Any]) -> Any:
-    """The program's table: one row per checked operation (none when it indexes nothing)."""
-    return jnp.stack(rows) if rows else jnp.zeros((0, 3), jnp.int32)
+def row_of(eqn: Any, invals: Sequence[Any]) -> Any | None:
+    """The bounds row of `eqn` when it is a checked indexing operation (see :func:`_row`), else None."""
+    site = _site(eqn)
+    return _row(_site_id(site), eqn, invals) if site is not None else None
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ equation is bound again with its source information."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,18 +66,3 @@ def read(env: dict[Any, Any], atom: Any) -> Any:
 INLINED = frozenset({"jit", "pjit", "closed_call"})
 """Calls whose inner program is evaluated equation by equation too (an inner `jax.jit` of the user's)."""
 
-
-def evaluate(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], observe: Callable[[Any, list[Any]], None]) -> list[Any]:
-    """Evaluate `jaxpr` (under a trace) equation by equation, inner `INLINED` programs included, calling
-    `observe(eqn, inputs)` after each other equation is bound; return the outputs."""
-    env = dict(zip(jaxpr.constvars, consts)) | dict(zip(jaxpr.invars, args))
-    for eqn in jaxpr.eqns:
-        invals = [read(env, atom) for atom in eqn.invars]
-        if eqn.primitive.name in INLINED and "jaxpr" in eqn.params:
-            inner = eqn.params["jaxpr"]
-            outs = evaluate(inner.jaxpr, inner.consts, invals, observe)
-        else:
-            outs = bind(eqn, invals)
-            observe(eqn, invals)
-        env.update(zip(eqn.outvars, outs))
-    return [read(env, atom) for atom in jaxpr.outvars]

@@ -42,15 +42,12 @@ class Origin:
     argument: str | None  # set when an input already held it
 
 
-def observe_nans(flags: list[Any]) -> Any:
-    """An observer for :func:`jaxprs.evaluate` appending a boolean per value that can hide a NaN."""
-
-    def observe(eqn: Any, invals: list[Any]) -> None:
-        if eqn.primitive.name in MASKING:
-            checked = invals[1:] if eqn.primitive.name == "select_n" else invals
-            flags.extend(jnp.any(jnp.isnan(value)) for value in checked if inexact(value))
-
-    return observe
+def hidden_nans(eqn: Any, invals: Sequence[Any]) -> list[Any]:
+    """A boolean per input of `eqn` that can hide a NaN it holds (see :data:`MASKING`)."""
+    if eqn.primitive.name not in MASKING:
+        return []
+    checked = invals[1:] if eqn.primitive.name == "select_n" else invals
+    return [jnp.any(jnp.isnan(value)) for value in checked if inexact(value)]
 
 
 def nan_flag(flags: list[Any], outputs: Sequence[Any]) -> Any:

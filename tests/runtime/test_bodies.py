@@ -133,3 +133,40 @@ def test_a_nan_under_checkpoint_is_located_inside_it():
     assert [(code, line) for code, line, _ in found] == [("JAX701", _line(sqrt_hidden, "jnp.sqrt"))]
     assert "backward pass (gradient)" in found[0][2]
     assert _found(jax.grad(jax.checkpoint(sqrt_hidden)), jnp.array([2.0, 1.0]), nans=True) == []
+
+
+def gather_in_scan(x, idx):
+    def body(c, i):
+        return c + x[i], None
+    return jax.lax.scan(body, 0.0, idx)[0]
+
+
+def read_in_fori(x, n):
+    return jax.lax.fori_loop(0, n, lambda i, c: c + x[i + 2], 0.0)
+
+
+def read_in_while(x, n):
+    return jax.lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] + x[c[0] + 1]), (0, 0.0))[1]
+
+
+def update_in_cond(x, i):
+    return jax.lax.cond(i > 0, lambda: x.at[i].add(1.0), lambda: x)
+
+
+@pytest.mark.parametrize(("fun", "text", "bad", "good"), [
+    (gather_in_scan, "x[i]", jnp.array([0, 5, 1]), jnp.array([0, 3, 1])),
+    (read_in_fori, "x[i + 2]", 3, 2),
+    (read_in_while, "x[c[0] + 1]", 4, 3),
+    (update_in_cond, "x.at[i]", 7, 2)], ids=["scan", "fori", "while", "cond"])
+def test_an_index_out_of_bounds_in_a_body_is_reported_at_the_bodys_line(fun: Any, text: str, bad: Any, good: Any):
+    found = _found(fun, jnp.arange(4.0), bad, index_checks=True)
+    assert [(code, line) for code, line, _ in found] == [("JAX203", _line(fun, text))]
+    assert "out of bounds for axis 0 with size 4" in found[0][2]
+    assert _found(fun, jnp.arange(4.0), good, index_checks=True) == []
+
+
+def test_a_nan_hidden_inside_a_scan_body_is_flagged_and_located():
+    found = _found(scan_of_where, jnp.array([1.0, -1.0]), nans=True)
+    assert [(code, line) for code, line, _ in found] == [("JAX701", _line(scan_of_where, "jnp.log"))]
+    assert "then hidden by `jnp.where`" in found[0][2]
+    assert _found(scan_of_safe_where, jnp.array([1.0, -1.0]), nans=True) == []
