@@ -10,7 +10,7 @@ from types import CodeType, FrameType, TracebackType
 
 import jax
 from jax._src import config as jax_config
-from jax._src import traceback_util
+from jax._src import source_info_util, traceback_util
 
 _JAXCHECK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _LIBRARY_DIRS: tuple[str, ...] = tuple(
@@ -25,9 +25,11 @@ _RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
 FORWARDER_FILE = "<jaxcheck-forwarder>"
 """The file name of the generated call wrappers (see :mod:`forwarder`)."""
 
-# JAX's traceback filtering hides its own frames from users; hide jaxcheck's runtime frames the same way.
-traceback_util.register_exclusion(_RUNTIME_DIR)
-traceback_util.register_exclusion(FORWARDER_FILE)
+# JAX's traceback filtering hides its own frames from users; hide jaxcheck's runtime frames the same way,
+# also from the frames JAX's messages list (where a leaked tracer was created).
+for _path in (_RUNTIME_DIR, FORWARDER_FILE):
+    traceback_util.register_exclusion(_path)
+    source_info_util.register_exclusion(_path)
 
 
 def _is_own(path: str) -> bool:

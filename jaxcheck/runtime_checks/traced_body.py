@@ -4,8 +4,9 @@ for every checked transform of the same function as they would for the bare one 
 jaxcheck's: it never traces on its own).
 
 While JAX traces it (and only then): the trace is counted in the session's trace log with what changed
-(JAX501), output written by user code is noted (JAX103), reads of hidden state are noted (JAX104), and
-the globals the trace read are recorded (JAX101, checked by the forwarders of its checked transforms).
+(JAX501), output written by user code is noted (JAX103), reads of hidden state are noted (JAX104),
+traced values the user's code stored where they outlive the trace are reported (JAX102), and the globals
+the trace read are recorded (JAX101, checked by the forwarders of its checked transforms).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 from jax._src import api_util
 from jax._src.util import fun_name
 
-from jaxcheck.runtime_checks import library_jits, retrace, stale_globals
+from jaxcheck.runtime_checks import leaks, library_jits, retrace, stale_globals
 from jaxcheck.runtime_checks.frames import user_frame
 from jaxcheck.runtime_checks.hidden_state import hidden_state_message, watching
 from jaxcheck.runtime_checks.report import RuntimeCheckError, diagnostic
@@ -106,11 +107,14 @@ class Body:
         call = guarded(library_jits.user_call, fun, args, kwargs)  # a library's jit: the user's call inside
         user_fun = stale_globals.user_function(fun if call is None else call[0])
         reads = (guarded(stale_globals.record_reads, user_fun) or []) if settings.stale_globals and user_fun else []
+        trace = guarded(leaks.current_trace)
         with contextlib.ExitStack() as stack:
             output = stack.enter_context(capture_output()) if settings.side_effects else []
             hidden = stack.enter_context(watching()) if settings.hidden_state else []
             out = fun(*args, **kwargs)
         guarded(self._report_trace_effects, output, hidden)
+        if user_fun is not None:
+            guarded(leaks.report, self.name, user_fun, *(call[1:] if call else (args, kwargs)), trace)
         self.reads = guarded(stale_globals.with_snapshots, reads) or reads
         self.mutation_interval, self.clock[0] = 1, 1
         self.reported_mutations.clear()  # the new program holds what the values are now

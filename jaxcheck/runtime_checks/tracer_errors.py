@@ -2,7 +2,8 @@
 argument that made the value traced, the user's line and a fix that was verified where it can be.
 
 When the caller passed a Python scalar for that argument to a transform with static arguments (`jit`),
-the note suggests `static_argnames`. Nothing is traced again to explain an error.
+the note suggests `static_argnames`. An `UnexpectedTracerError` whose value a trace was seen storing
+(see :mod:`leaks`) names the store's line. Nothing is traced again to explain an error.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import jax
 
 from jaxcheck.analyzer.diagnostics import Diagnostic
 from jaxcheck.runtime_checks.frames import traceback_user_frame
-from jaxcheck.runtime_checks.report import diagnostic
+from jaxcheck.runtime_checks.leaks import FIX as LEAK_FIX
+from jaxcheck.runtime_checks.leaks import stored_at
+from jaxcheck.runtime_checks.report import diagnostic, display_path
 from jaxcheck.runtime_checks.stale_globals import user_function
 
 _ARGUMENT = re.compile(r"argument '?([A-Za-z_][A-Za-z0-9_]*)'?")
@@ -25,7 +28,7 @@ _FIXES = {
     "JAX301": "use `jnp.where(...)`, `jax.lax.cond(...)` or `jax.lax.while_loop(...)` instead of Python control flow",
     "JAX302": "keep the value an array (use `jnp` functions, not `int()`/`float()`/NumPy), or make it static",
     "JAX303": "give the result a static size (`jnp.nonzero(x, size=...)`) or use `jnp.where(mask, x, 0)`",
-    "JAX102": "return the value instead of storing it in outer state (a global, a list, `self`)",
+    "JAX102": LEAK_FIX,
 }
 
 
@@ -68,7 +71,9 @@ def explain(error: BaseException, fun: Callable[..., Any], has_static: bool, arg
         fix = f"mark it static: `jax.jit({short}, static_argnames=({name!r},))`"
     origin = f"; the traced value comes from the argument {name!r}" if name else ""
     passed = f" (called with {value!r})" if isinstance(value, (bool, int, float, complex, str)) else ""
-    message = f"{type(error).__name__} in `{_name(fun)}` under {transform}{origin}{passed}"
+    stored = stored_at(error) if code == "JAX102" else None
+    leaked = f"; the leaked value was stored on line {stored[1]} of {display_path(stored[0])}" if stored else ""
+    message = f"{type(error).__name__} in `{_name(fun)}` under {transform}{origin}{passed}{leaked}"
     where = traceback_user_frame(error.__traceback__) or _definition(fun)
     return diagnostic(code, where, message, fix)
 

@@ -138,14 +138,14 @@ except jax.errors.NonConcreteBooleanIndexError as error:
 leaked = []
 @jax.jit
 def f(x):
-    leaked.append(x)
+    leaked.append(x)  # JAX102
     return x
 f(jnp.ones(2))
 g = jax.jit(lambda y: y + leaked[0])  # JAX102
 try:
     g(jnp.ones(2))
 except jax.errors.UnexpectedTracerError as error:
-    assert "JAX102" in error.__notes__[-1]
+    assert "JAX102" in error.__notes__[-1] and "stored on line" in error.__notes__[-1], error.__notes__
 """),
     Program("nan_masked_by_where", """
 @jax.jit
