@@ -280,6 +280,28 @@ def test_add_noqa_writes_into_the_cell_and_after_a_magic(tmp_path: Path, capsys)
 
 
 # ------------------------------------------------------------------------------------ bad notebooks
+@pytest.mark.parametrize(("cells", "where"), [
+    (['import jax\ns = """abc\n', 'x = 1"""\n'], "cell 2:2"),  # a string the next cell would close
+    (["import jax\nif True:\n", "    x = 1\n"], "cell 2:2"),  # a block whose body is in the next cell
+    (["x = (1,\n", "2)\n"], "cell 2:1"),  # a bracket the next cell would close
+    (["import jax\n@jax.jit\n", "def f(x):\n    return x\n"], "cell 2:2"),  # a decorator without its def
+    (["x = 1 + \\\n", "2\n"], "cell 2:1"),  # a line continuation into the next cell
+])
+def test_a_cell_is_python_by_itself_as_the_kernel_compiles_it(cells, where):
+    """The kernel runs each cell alone: what only the next cell completes is a syntax error in the cell."""
+    data = notebook(*cells).encode()
+    context = OutputContext(notebooks={"demo.ipynb": read_notebook(data).index})
+    found = [(d.code, context.label(d.path, d.range.start)) for d in check_source(data, "demo.ipynb").diagnostics]
+    assert [(code, label.rsplit(":", 1)[0]) for code, label in found] == [("JAX001", f"demo.ipynb:{where}")], found
+    [finding] = check_source(data, "demo.ipynb").diagnostics
+    assert "of cell 3" not in finding.message and re.findall(r"line \d+(?! of cell)", finding.message) == []
+
+
+def test_cells_that_are_python_alone_are_no_syntax_error():
+    cells = ["import asyncio\nawait asyncio.sleep(0)\n", "%%time\nx = 1\n", "%%bash\nif [ 1 ]; then\n",
+             "y = [\n    1,\n]\n", '"""a docstring\n%not a magic\n"""\n', "%time z = (1 +\n"]
+    report = check_source(notebook(*cells).encode(), "demo.ipynb")
+    assert not report.errors and not report.diagnostics
 @pytest.mark.parametrize(("content", "message"), [
     ('{"cells": [', "invalid JSON"),
     ('{"nbformat": 4}', "no `cells` list"),

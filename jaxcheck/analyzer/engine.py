@@ -27,7 +27,7 @@ from jaxcheck.analyzer.files import read_file, real_path
 from jaxcheck.analyzer.incremental import EarlyCutoff, run_state, solved_links
 from jaxcheck.analyzer.index import ProjectFile, ProjectIndex, WholeRun, importers, project_file
 from jaxcheck.analyzer.noqa import UNUSED_NOQA_CODE, unused_noqa
-from jaxcheck.analyzer.notebooks import NotebookError, in_cells, is_notebook, read_notebook
+from jaxcheck.analyzer.notebooks import Notebook, NotebookError, in_cells, is_notebook, read_notebook
 from jaxcheck.analyzer.outcome import Analysis, FileOutcome
 from jaxcheck.analyzer.parallel import Checker, FileTask
 from jaxcheck.analyzer.progress import Progress
@@ -225,10 +225,12 @@ class Linter:
         if isinstance(parsed, ParseFailure) and parsed.valid:
             return self.failed(display_path, f"cannot analyze line {parsed.line}: {parsed.message}")
         if isinstance(parsed, ParseFailure):
-            failure = self._syntax_error(display_path, parsed.message, parsed.line, parsed.column, text)
-            if notebook is not None:
-                failure.diagnostics = in_cells(failure.diagnostics, notebook.index)
-            return failure
+            error = (parsed.message, parsed.line, parsed.column)
+            if notebook is not None:  # an error past a cell's end is where the kernel sees it, in the cell
+                error = notebook.cell_syntax_error(parsed.line) or error
+            return self._syntax_failure(display_path, error, text, notebook)
+        if notebook is not None and (error_in_cell := notebook.cell_syntax_error()) is not None:  # (cells run alone)
+            return self._syntax_failure(display_path, error_in_cell, text, notebook)
         decorators = self.profile(display_path).settings.extra_jit_decorators
         builder = ModelBuilder(module.name, display_path, decorators, module.package)
         try:
@@ -298,6 +300,14 @@ class Linter:
     def failed(display_path: str, message: str) -> FileOutcome:
         """The outcome of a file that could not be checked."""
         return FileOutcome([], [FileError(display_path, message)])
+
+    def _syntax_failure(self, path: str, error: tuple[str, int, int], text: str, notebook: Notebook | None,
+                        ) -> FileOutcome:
+        """JAX001 at `error` (message, line, column), in its cell for a notebook."""
+        failure = self._syntax_error(path, *error, text)
+        if notebook is not None:
+            failure.diagnostics = in_cells(failure.diagnostics, notebook.index)
+        return failure
 
     def _syntax_error(self, path: str, message: str, line: int, column: int, text: str) -> FileOutcome:
         profile = self.profile(path)

@@ -25,6 +25,7 @@ import io
 import json
 import re
 import tokenize
+import warnings
 from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -177,6 +178,39 @@ class Notebook:
         pieces.append(self.raw[cursor:])
         return (codecs.BOM_UTF8 if self.bom else b"") + "".join(pieces).encode("utf-8")
 
+    def cell_syntax_error(self, boundary: int | None = None) -> tuple[str, int, int] | None:
+        """The first code cell that is no Python by itself though the module the cells make parses: the
+        kernel compiles each cell alone, so a bracket, string or block left open at a cell's end, or a
+        decorator whose `def` is in the next cell, is a syntax error in that cell, not code the next cell
+        completes. Its message (lines it names are the module's), module line and 0-based column; None
+        when every cell parses alone, or when the running Python refuses the module itself (code newer than
+        it, judged by the module's parse). With `boundary`, the module line where the module's parse failed:
+        when that is the boundary after a cell, the error of that cell alone, which says where it is."""
+        cells = list(zip(self.cells, self.index.starts))
+        if boundary is not None:
+            ends = {start - 1 for start in self.index.starts[1:]} | {self.index.end}
+            cells = [cells[self.index.cell_slot(boundary)]] if cells and boundary in ends else []
+        for cell, start in cells:
+            try:
+                _compiled("".join(cell.virtual))
+            except SyntaxError as exc:
+                error = exc
+            except (ValueError, RecursionError, MemoryError):
+                continue  # no verdict on the cell: the module's parse judges it
+            else:
+                continue
+            if boundary is None:
+                try:
+                    _compiled(self.text)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    return None
+            line, column = error.lineno or 1, max((error.offset or 1) - 1, 0)
+            if line > len(cell.virtual):  # at the end of the cell: on its last line, past its last character
+                line, column = len(cell.virtual), len(cell.virtual[-1].rstrip("\r\n")) if cell.virtual else 0
+            message = _LINE_MENTION.sub(lambda match: f"line {start + int(match.group(1)) - 1}", str(error.msg))
+            return f"syntax error: {message}", start + max(line, 1) - 1, column
+        return None
+
     def display_lines(self) -> list[str]:
         """The lines of :attr:`text` (index 0 is line 1) with IPython syntax shown as written, and the
         first line and the cell boundaries (no line of any cell) blank."""
@@ -305,6 +339,14 @@ def _cell(number: int, source: str, span: tuple[int, int], listed: bool, count: 
         shifts = [(offset, Shift(0, 0, 0, 0)) for offset in range(len(lines))]
     return _Cell(number, source, tuple(virtual), tuple(shifts), span, listed, count,
                  magic in _TIMED_CELL_MAGICS and not virtual[0].startswith("#"))
+
+
+def _compiled(code: str) -> None:
+    """Compile `code` as the kernel's parser reads a cell (top-level `await` allowed); SyntaxError when it
+    refuses it."""
+    with warnings.catch_warnings():  # SyntaxWarnings about the checked code are not ours to print
+        warnings.simplefilter("ignore")
+        compile(code, "<cell>", "exec", flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
 
 
 def _parses(code: str, mode: str = "exec") -> bool:
