@@ -14,7 +14,8 @@ displays nothing (`%jaxcheck status` counts the findings). A finding the cell's 
 `%jaxcheck on [--option[=value] ...]`, `%jaxcheck off` and `%jaxcheck status` switch and inspect the checks.
 Functions jitted while the checks were on stay checked wrappers, which follow the session active when they
 are called (see :mod:`jaxcheck.runtime_checks.session`): while off, that is a quiet session (mode `collect`,
-every optional check off), so `%jaxcheck off` stops their reports too.
+every optional check off), so `%jaxcheck off` stops their reports too. `%jaxcheck on` watches their globals
+for the values their traces read again, so a global changed while off is reported at the next stale call.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from jaxcheck import runtime
 from jaxcheck.analyzer.config import ConfigError, RuntimeSettings, load_configuration
 from jaxcheck.analyzer.diagnostics import Diagnostic
 from jaxcheck.runtime_checks import originals
-from jaxcheck.runtime_checks.checked import flush
+from jaxcheck.runtime_checks.checked import LIVE, flush
 from jaxcheck.runtime_checks.report import RuntimeCheckError, headline, url_of
 from jaxcheck.runtime_checks.session import Session, activate, current, new_session
 
@@ -264,9 +265,12 @@ class KernelChecks:
         command, options = (words[0], words[1:]) if words else ("", [])
         if command == "on":
             settings = parse_options(options, project_settings())
-            if self.settings is not None:
+            was_off = self.settings is None
+            if not was_off:
                 self.stop()
             self.start(settings)
+            if was_off and settings.stale_globals:
+                _watch_traced_values()
             print(f"jaxcheck: on ({describe(settings)})")
         elif command == "off" and not options:
             if self.settings is not None:
@@ -278,6 +282,17 @@ class KernelChecks:
             print(f"jaxcheck: {state}; {count} finding{'' if count == 1 else 's'} in this session")
         else:
             raise UsageError(f"{MAGIC}: unexpected {line.strip()!r}; {_usage()}")
+
+
+def _watch_traced_values() -> None:
+    """Watch the globals of every live checked function for the values its trace read again: a global
+    changed while the checks were off (the quiet session took that change in silence) is reported at the
+    function's next call, as it would have been while on."""
+    bodies = {id(checked.body): checked.body for checked in list(LIVE)}
+    for body in bodies.values():
+        if body.reads:
+            body.reads = [replace(read, value=read.value_traced()) for read in body.reads]
+            body.watch_reads()
 
 
 def project_settings() -> RuntimeSettings:

@@ -96,6 +96,15 @@ def test_a_global_changed_again_names_the_value_the_program_still_holds_and_chan
     assert notebook.text(10) == ""  # 2.0 again: what the program holds
 
 
+def test_a_global_changed_while_off_is_reported_at_the_first_call_after_on(notebook):
+    for code in ("%load_ext jaxcheck", CELLS["imports"], CELLS["define"], CELLS["call"], "%jaxcheck off",
+                 "scale = 3.0", CELLS["call"], "%jaxcheck on", CELLS["call"], CELLS["call"]):
+        notebook.run(code)
+    assert notebook.text(7) == ""  # off
+    assert "JAX101 `f` read `scale` while tracing (2.0); it is now 3.0" in notebook.text(9)
+    assert notebook.text(10) == ""  # once
+
+
 def test_cells_run_out_of_order_follow_the_function_the_session_holds_now(notebook):
     for code in ("%load_ext jaxcheck", CELLS["imports"], CELLS["define"], CELLS["call"], "scale = 3.0"):
         notebook.run(code)
