@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxcheck.runtime_checks import bounds, nans
-from jaxcheck.runtime_checks.jaxprs import INLINED, bind, read
+from jaxcheck.runtime_checks.jaxprs import INLINED, bind, has_user_frame, read
 
 
 _SHAPE: Callable[..., Any] = jax.ShapeDtypeStruct
@@ -40,10 +40,10 @@ class Checks:
         """Empty checks of the same kinds, for a body."""
         return Checks(self.nans, self.indices)
 
-    def observe(self, eqn: Any, invals: Sequence[Any]) -> None:
+    def observe(self, eqn: Any, invals: Sequence[Any], caller: Any) -> None:
         if self.nans:
             self.flags.extend(nans.hidden_nans(eqn, invals))
-        if self.indices and (row := bounds.row_of(eqn, invals)) is not None:
+        if self.indices and (row := bounds.row_of(eqn, invals, caller)) is not None:
             self.tables.append(row[None])
 
     def flag(self) -> Any:
@@ -53,30 +53,31 @@ class Checks:
         return jnp.concatenate(self.tables) if self.tables else jnp.zeros((0, 3), jnp.int32)
 
 
-def evaluate(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], checks: Checks) -> list[Any]:
-    """Evaluate `jaxpr` (under a trace) equation by equation, collecting `checks`; return its outputs."""
+def evaluate(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], checks: Checks, caller: Any = None) -> list[Any]:
+    """Evaluate `jaxpr` (under a trace) equation by equation, collecting `checks`; return its outputs.
+    `caller`: the innermost call equation with the user's frames whose program holds `jaxpr`."""
     env = dict(zip(jaxpr.constvars, consts)) | dict(zip(jaxpr.invars, args))
     for eqn in jaxpr.eqns:
         invals = [read(env, atom) for atom in eqn.invars]
         name = eqn.primitive.name
         if name in INLINED and "jaxpr" in eqn.params:
             inner = eqn.params["jaxpr"]
-            outs = evaluate(inner.jaxpr, inner.consts, invals, checks)
+            outs = evaluate(inner.jaxpr, inner.consts, invals, checks, eqn if has_user_frame(eqn) else caller)
         elif name in _BODIES:
-            outs = _BODIES[name](eqn, invals, checks)
+            outs = _BODIES[name](eqn, invals, checks, eqn if has_user_frame(eqn) else caller)
         else:
             outs = bind(eqn, invals)
-            checks.observe(eqn, invals)
+            checks.observe(eqn, invals, caller)
         env.update(zip(eqn.outvars, outs))
     return [read(env, atom) for atom in jaxpr.outvars]
 
 
-def _checked_body(closed: Any, checks: Checks) -> Callable[..., tuple[list[Any], Any, Any]]:
+def _checked_body(closed: Any, checks: Checks, caller: Any) -> Callable[..., tuple[list[Any], Any, Any]]:
     """`closed` as a function returning its outputs, its flag and its table."""
 
     def run(*args: Any) -> tuple[list[Any], Any, Any]:
         inner = checks.fresh()
-        outs = evaluate(closed.jaxpr, closed.consts, args, inner)
+        outs = evaluate(closed.jaxpr, closed.consts, args, inner, caller)
         return outs, inner.flag(), inner.table()
 
     return run
@@ -92,10 +93,10 @@ def _first(table: Any, new: Any) -> Any:
     return jnp.where((table[:, :1] == 0) & (new[:, :1] != 0), new, table)
 
 
-def _scan(eqn: Any, args: Sequence[Any], checks: Checks) -> list[Any]:
+def _scan(eqn: Any, args: Sequence[Any], checks: Checks, caller: Any) -> list[Any]:
     params = eqn.params
     consts, carried = params["num_consts"], params["num_carry"]
-    body = _checked_body(params["jaxpr"], checks)
+    body = _checked_body(params["jaxpr"], checks, caller)
     init, xs = list(args[consts:consts + carried]), list(args[consts + carried:])
     rows = _rows(body, *args[:consts], *init, *(_SHAPE(x.shape[1:], x.dtype) for x in xs))
 
@@ -112,10 +113,10 @@ def _scan(eqn: Any, args: Sequence[Any], checks: Checks) -> list[Any]:
     return [*state, *ys]
 
 
-def _while(eqn: Any, args: Sequence[Any], checks: Checks) -> list[Any]:
+def _while(eqn: Any, args: Sequence[Any], checks: Checks, caller: Any) -> list[Any]:
     params = eqn.params
     test, tests, bodies = params["cond_jaxpr"], params["cond_nconsts"], params["body_nconsts"]
-    body = _checked_body(params["body_jaxpr"], checks)
+    body = _checked_body(params["body_jaxpr"], checks, caller)
     init = list(args[tests + bodies:])
     rows = _rows(body, *args[tests:tests + bodies], *init)
 
@@ -133,8 +134,8 @@ def _while(eqn: Any, args: Sequence[Any], checks: Checks) -> list[Any]:
     return list(state)
 
 
-def _cond(eqn: Any, args: Sequence[Any], checks: Checks) -> list[Any]:
-    branches = [_checked_body(branch, checks) for branch in eqn.params["branches"]]
+def _cond(eqn: Any, args: Sequence[Any], checks: Checks, caller: Any) -> list[Any]:
+    branches = [_checked_body(branch, checks, caller) for branch in eqn.params["branches"]]
     rows = max(_rows(branch, *args[1:]) for branch in branches)
 
     def padded(branch: Callable[..., tuple[list[Any], Any, Any]]) -> Callable[..., tuple[list[Any], Any, Any]]:

@@ -34,7 +34,7 @@ from jax._src import source_info_util
 
 from jaxcheck.runtime_checks.frames import caller_of_jaxcheck, is_library_file, is_user_code
 from jaxcheck.runtime_checks.nans import Origin, describe, replayable
-from jaxcheck.runtime_checks.replay import Made, bad, first_made, user_line
+from jaxcheck.runtime_checks.replay import Made, bad, first_made
 from jaxcheck.runtime_checks.report import diagnostic
 from jaxcheck.runtime_checks.session import current
 from jaxcheck.runtime_checks.stale_globals import user_function
@@ -59,7 +59,7 @@ class Watch:
                 backward = "transpose" in str(source_info_util.current_name_stack())
                 made = _inside_users_jit(params, args, kind, backward) if primitive.name in ("jit", "pjit") else None
                 if made is not None:
-                    origin = Origin(made.eqn.primitive.name, kind, user_line(made.eqn), made.backward, True, None)
+                    origin = Origin(made.eqn.primitive.name, kind, made.where, made.backward, True, None)
                 else:
                     name = params.get("name") if primitive.name in ("jit", "pjit") else None
                     origin = Origin(str(name or primitive.name), kind, self._line(), backward, True, None)

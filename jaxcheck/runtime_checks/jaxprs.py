@@ -63,6 +63,14 @@ def read(env: dict[Any, Any], atom: Any) -> Any:
     return atom.val if isinstance(atom, jax_core.Literal) else env[atom]
 
 
+def has_user_frame(eqn: Any) -> bool:
+    """True when `eqn`'s traceback reaches code outside JAX (an equation traced inside one of JAX's own
+    jitted functions has only JAX's frames: the call of that function has the user's)."""
+    traceback = eqn.source_info.traceback
+    codes = traceback.raw_frames()[0] if traceback is not None else []
+    return any(source_info_util.is_user_filename(code.co_filename) for code in codes)
+
+
 INLINED = frozenset({"jit", "pjit", "closed_call"})
 """Calls whose inner program is evaluated equation by equation too (an inner `jax.jit` of the user's)."""
 

@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcheck.runtime_checks.jaxprs import INLINED, Program
-from jaxcheck.runtime_checks.replay import SKIPPED, bad, first_made, inexact, user_line
+from jaxcheck.runtime_checks.replay import SKIPPED, bad, first_made, inexact
 
 MASKING = frozenset({"select_n", "max", "min", "clamp", "reduce_max", "reduce_min", "argmax", "argmin",
                      "convert_element_type"})
@@ -67,7 +67,7 @@ def locate(program: Program) -> Origin | None:
         found, outputs = first_made(closed.jaxpr, closed.consts, program.inputs, kind)
         if found is not None:
             masked = not any(bad(v, kind) for v in outputs)
-            return Origin(found.eqn.primitive.name, kind, user_line(found.eqn), found.backward, masked, None)
+            return Origin(found.eqn.primitive.name, kind, found.where, found.backward, masked, None)
     return None
 
 

@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcheck.runtime_checks.frames import is_library_file
-from jaxcheck.runtime_checks.jaxprs import INLINED, bind, read
+from jaxcheck.runtime_checks.jaxprs import INLINED, bind, has_user_frame, read
 
 SKIPPED = frozenset({"debug_callback", "debug_print"})
 """Side effects without outputs: a replay leaves them out (they fired when the program ran)."""
@@ -33,9 +33,11 @@ _CALLS = frozenset({"remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call"
 
 @dataclass(frozen=True)
 class Made:
-    """The equation that first made the NaN or Inf, and whether it is in the backward pass."""
+    """The equation that first made the NaN or Inf, the user's line that made it, and whether it is in
+    the backward pass."""
 
     eqn: Any
+    where: tuple[str, int] | None
     backward: bool
 
 
@@ -53,10 +55,12 @@ def bad(value: Any, kind: str) -> bool:
     return bool(np.isnan(array).any() if kind == "NaN" else np.isinf(array).any())
 
 
-def first_made(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], kind: str,
-               backward: bool = False) -> tuple[Made | None, list[Any]]:
+def first_made(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], kind: str, backward: bool = False,
+               caller: Any = None) -> tuple[Made | None, list[Any]]:
     """The first equation (innermost) whose outputs hold `kind` while its inputs do not (None when there
-    is none), and the program's outputs. `backward`: the program is in the backward pass."""
+    is none), and the program's outputs. `backward`: the program is in the backward pass; `caller`: the
+    innermost call equation with the user's frames whose program holds `jaxpr` (the line of an equation
+    traced inside one of JAX's own jitted functions is that call's)."""
     env = dict(zip(jaxpr.constvars, consts)) | dict(zip(jaxpr.invars, args))
     found: Made | None = None
     for eqn in jaxpr.eqns:
@@ -65,18 +69,20 @@ def first_made(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], kind: str
             continue
         invals = [read(env, atom) for atom in eqn.invars]
         inside = backward or "transpose" in str(eqn.source_info.name_stack)
+        within = eqn if has_user_frame(eqn) else caller
         made: Made | None = None
         inner = _inner(eqn)
         if inner is not None:
-            made, outs = first_made(getattr(inner, "jaxpr", inner), getattr(inner, "consts", []), invals, kind, inside)
+            made, outs = first_made(getattr(inner, "jaxpr", inner), getattr(inner, "consts", []), invals, kind, inside,
+                                    within)
         elif name == "shard_map":
-            made, outs = _shards(eqn, invals, kind, inside)
+            made, outs = _shards(eqn, invals, kind, inside, within)
         else:
             if found is None and name in _BODIES:
-                made = _BODIES[name](eqn, invals, kind, inside)
+                made = _BODIES[name](eqn, invals, kind, inside, within)
             outs = bind(eqn, invals)
             if made is None and any(bad(v, kind) for v in outs) and not any(bad(v, kind) for v in invals):
-                made = Made(eqn, inside)
+                made = Made(eqn, user_line(eqn) or (user_line(caller) if caller is not None else None), inside)
         found = found or made
         env.update(zip(eqn.outvars, outs))
     return found, [read(env, atom) for atom in jaxpr.outvars]
@@ -101,29 +107,29 @@ def user_line(eqn: Any) -> tuple[str, int] | None:
     return None
 
 
-def _cond(eqn: Any, args: Sequence[Any], kind: str, backward: bool) -> Made | None:
+def _cond(eqn: Any, args: Sequence[Any], kind: str, backward: bool, caller: Any) -> Made | None:
     """The branch taken (an index out of range takes the last branch, as XLA's conditional does)."""
     branches = eqn.params["branches"]
     index = int(np.asarray(args[0]))
     branch = branches[index if 0 <= index < len(branches) else len(branches) - 1]
-    return first_made(branch.jaxpr, branch.consts, args[1:], kind, backward)[0]
+    return first_made(branch.jaxpr, branch.consts, args[1:], kind, backward, caller)[0]
 
 
-def _scan(eqn: Any, args: Sequence[Any], kind: str, backward: bool) -> Made | None:
+def _scan(eqn: Any, args: Sequence[Any], kind: str, backward: bool, caller: Any) -> Made | None:
     params = eqn.params
     body, consts, carried = params["jaxpr"], params["num_consts"], params["num_carry"]
     carry, xs = list(args[consts:consts + carried]), args[consts + carried:]
     steps = range(params["length"])
     for step in list(reversed(steps) if params["reverse"] else steps)[:ITERATIONS_REPLAYED]:
         made, outs = first_made(body.jaxpr, body.consts, [*args[:consts], *carry, *(x[step] for x in xs)],
-                                kind, backward)
+                                kind, backward, caller)
         if made is not None:
             return made
         carry = outs[:carried]
     return None
 
 
-def _while(eqn: Any, args: Sequence[Any], kind: str, backward: bool) -> Made | None:
+def _while(eqn: Any, args: Sequence[Any], kind: str, backward: bool, caller: Any) -> Made | None:
     params = eqn.params
     test, body = params["cond_jaxpr"], params["body_jaxpr"]
     tests, bodies = params["cond_nconsts"], params["body_nconsts"]
@@ -131,7 +137,8 @@ def _while(eqn: Any, args: Sequence[Any], kind: str, backward: bool) -> Made | N
     for _ in range(ITERATIONS_REPLAYED):
         if not bool(jax.core.eval_jaxpr(test.jaxpr, test.consts, *args[:tests], *carry)[0]):
             return None
-        made, carry = first_made(body.jaxpr, body.consts, [*args[tests:tests + bodies], *carry], kind, backward)
+        made, carry = first_made(body.jaxpr, body.consts, [*args[tests:tests + bodies], *carry], kind, backward,
+                                 caller)
         if made is not None:
             return made
     return None
@@ -140,7 +147,7 @@ def _while(eqn: Any, args: Sequence[Any], kind: str, backward: bool) -> Made | N
 _BODIES = {"cond": _cond, "scan": _scan, "while": _while}
 
 
-def _shards(eqn: Any, args: Sequence[Any], kind: str, backward: bool) -> tuple[Made | None, list[Any]]:
+def _shards(eqn: Any, args: Sequence[Any], kind: str, backward: bool, caller: Any) -> tuple[Made | None, list[Any]]:
     """A `shard_map` over one mesh axis (a pmap's) shard by shard: each shard's inputs are cut from the
     whole arrays by their specs, its outputs put back together. A body that needs the other shards (a
     collective) fails to bind here: the NaN is then not located."""
@@ -160,7 +167,7 @@ def _shards(eqn: Any, args: Sequence[Any], kind: str, backward: bool) -> tuple[M
     pieces = []
     for shard in range(count):
         shard_args = [a if d is None else jnp.split(a, count, axis=d)[shard] for a, d in zip(args, ins)]
-        made, outs = first_made(body, [], shard_args, kind, backward)
+        made, outs = first_made(body, [], shard_args, kind, backward, caller)
         found = found or made
         pieces.append(outs)
     outs = [pieces[0][k] if d is None else jnp.concatenate([p[k] for p in pieces], axis=d)
