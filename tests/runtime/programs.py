@@ -195,6 +195,15 @@ def f(x, i):
 f(jnp.arange(5.0), 2)
 f(jnp.arange(5.0), 6)
 """, index_checks=True),
+    Program("out_of_bounds_in_a_scan_body_and_take", """
+@jax.jit
+def f(x, idx):
+    def body(total, i):
+        return total + x[i], None  # JAX203
+    return jax.lax.scan(body, 0.0, idx)[0] + jnp.take(x, idx).sum()  # JAX203
+f(jnp.arange(4.0), jnp.array([0, 1]))
+f(jnp.arange(4.0), jnp.array([0, 5]))
+""", index_checks=True),
 ]
 
 NEGATIVE = [
@@ -346,6 +355,26 @@ def loss(x):
 jax.grad(loss)(jnp.array([1.0, 0.0]))
 jax.vmap(jax.value_and_grad(loss))(jnp.array([[1.0, 0.0]]))
 """, nans=True),
+    Program("none_default_guarded", """
+def loss(x, scale=None):
+    if scale is None:
+        scale = jnp.ones_like(x)
+    return (jnp.sqrt(jnp.maximum(x, 0.0) + 1e-6) * scale).sum()
+step = jax.jit(jax.value_and_grad(loss))
+for _ in range(3):
+    step(jnp.array([1.0, -1.0]))
+    step(jnp.array([1.0, -1.0]), None)
+    jax.grad(loss)(jnp.array([1.0, -1.0]), scale=None)
+    jax.vmap(loss)(jnp.array([[1.0, -1.0]]))
+""", nans=True),
+    Program("in_bounds_in_a_scan_body_and_take_with_a_mode", """
+@jax.jit
+def f(x, idx):
+    def body(total, i):
+        return total + x[i], None
+    return jax.lax.scan(body, 0.0, idx)[0] + jnp.take(x, idx + 3, mode="clip").sum()
+f(jnp.arange(4.0), jnp.array([0, 3]))
+""", index_checks=True),
     Program("index_in_bounds_or_mode_chosen", """
 @jax.jit
 def f(x, i):
