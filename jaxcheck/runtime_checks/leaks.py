@@ -40,6 +40,7 @@ from jax._src import core
 from jaxcheck.runtime_checks.frames import is_library_file, is_user_code
 from jaxcheck.runtime_checks.report import diagnostic
 from jaxcheck.runtime_checks.session import current
+from jaxcheck.runtime_checks.stale_globals import is_callers
 
 DEPTH = 4
 """Steps searched from a root (`self.history[0]` is two)."""
@@ -180,9 +181,7 @@ def _roots(fun: Any, codes: list[tuple[types.CodeType, Any]], args: tuple[Any, .
 def _persists(value: Any) -> bool:
     """True for an argument that is the caller's own object (a static argument, the bound object), not
     one JAX built for the trace (a pytree of tracers: its tracers are inputs, not leaks)."""
-    if isinstance(value, _LEAVES):
-        return False
-    return not any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(value))
+    return not isinstance(value, _LEAVES) and is_callers(value)
 
 
 def _tracers(roots: list[tuple[str, tuple[tuple[str, str], ...], Any]], trace: Any) \

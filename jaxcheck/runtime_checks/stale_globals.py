@@ -6,6 +6,14 @@ reads; data values (numbers, strings, arrays, containers) are recorded. Each cal
 unrolled identity check (`holder.get(name) is not value or ...`), inlined into the forwarder. A change
 found on a call that did not retrace is a stale read: the compiled program still holds the old value.
 
+Attributes too: `self.lr` (the object a method is bound to, or a static argument of the caller's),
+`cfg.lr` and `cfg.opt.lr` (a global or closure cell holding an object) and `config.LR` (a user's module)
+are read while tracing from the `__dict__` of objects, classes and modules of the user's code (never
+through a property), at most :data:`ATTRIBUTE_DEPTH` attributes deep and :data:`ATTRIBUTES` attribute
+reads per function; each object on the way is watched (`self.cfg` replaced is reported with what its
+`lr` was and is). An attribute the function also assigns (`self.calls += 1`), one inherited from the
+class (not in the object's `__dict__`) and one only probed (`self.buf.shape`) are not watched.
+
 In-place changes (`CONFIG["lr"] = 0.01`, `TABLE[0] = 5`) keep the object, so identity misses them: after
 a trace, NumPy arrays (up to 100,000 elements) and config-like containers (dicts, lists, tuples and sets
 of numbers, strings, booleans and None, up to 1,000 items) are copied, and compared with what they hold
@@ -17,15 +25,19 @@ checked by the trace cache itself). Containers of other objects (caches, registr
 from __future__ import annotations
 
 import dis
+import sys
 import types
 from dataclasses import dataclass, replace
 from typing import Any
 
+import jax
 import numpy as np
 
-from jaxcheck.runtime_checks.frames import is_user_code
+from jaxcheck.runtime_checks.frames import is_library_file, is_user_code
 
 _MISSING = object()
+_NAMESPACES = (dict, types.MappingProxyType)
+"""Holders read by key: a module's or an object's `__dict__`, a class's (a mapping proxy)."""
 _SKIPPED_TYPES = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 
 
@@ -48,6 +60,17 @@ class Read:
     traced: Any = _MISSING
     """The value while tracing, once `value` has moved on to a later one a change was reported at (the
     compiled program still holds this one); `_MISSING` while `value` is it."""
+    label: str = ""
+    """How messages name the read when not by `name`: `self.lr` (an attribute; `holder` is the object's
+    `__dict__`)."""
+    through: tuple[str, ...] = ()
+    """The attributes the code reads further from the value (`self.cfg` read for `self.cfg.lr`: `("lr",)`):
+    a change is what they lead to."""
+
+    @property
+    def shown(self) -> str:
+        """The read as messages name it."""
+        return self.label or self.name
 
     def value_traced(self) -> Any:
         """The value the trace read, which the compiled program holds."""
@@ -55,7 +78,7 @@ class Read:
 
     def now(self) -> Any:
         """The value the name has now (`_MISSING` when deleted)."""
-        if isinstance(self.holder, dict):
+        if isinstance(self.holder, _NAMESPACES):
             return self.holder.get(self.name, _MISSING)
         try:
             return self.holder.cell_contents
@@ -113,9 +136,10 @@ def _use(following: list[dis.Instruction]) -> Any:
     return _WHOLE
 
 
-def record_reads(fun: Any, limit: int = 200) -> list[Read]:
-    """The data globals and closure cells `fun` and the user functions it reaches read, with their
-    current values (at most `limit` of them)."""
+def record_reads(fun: Any, limit: int = 200, objects: dict[str, Any] | None = None) -> list[Read]:
+    """The data globals and closure cells `fun` and the user functions it reaches read, and the attributes
+    they read of objects (see the module docstring; `objects`: the caller's objects `fun`'s parameters
+    hold, by name), with their current values (at most `limit` of them)."""
     reads: dict[tuple[int, str], Read] = {}
     uses: dict[tuple[int, str], set[Any]] = {}
     queue, visited = [fun], set()
@@ -142,7 +166,98 @@ def record_reads(fun: Any, limit: int = 200) -> list[Read]:
                 reads.setdefault((id(holder), name), Read(holder, name, value, code.co_filename, line))
                 if use is not None:
                     uses.setdefault((id(holder), name), set()).add(use)
+        bases = {"LOAD_FAST": (objects or {}) if len(visited) == 1 else {}, "LOAD_GLOBAL": namespace,
+                 "LOAD_NAME": namespace, "LOAD_DEREF": {name: _cell_contents(cell) for name, cell in cells.items()}}
+        for read in _attribute_reads(code, bases)[:ATTRIBUTES]:
+            reads.setdefault((id(read.holder), read.name), read)
+            uses.setdefault((id(read.holder), read.name), set()).update(read.used or {_WHOLE})
     return [replace(read, used=_used(uses.get(key, set()))) for key, read in reads.items()]
+
+
+ATTRIBUTE_DEPTH = 3
+"""Attributes followed in one chain (`self.cfg.opt.lr`)."""
+ATTRIBUTES = 32
+"""Attribute reads watched per function."""
+
+
+def callers_objects(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The caller's own objects `fun`'s parameters hold in a trace, by parameter name: the object a method
+    is bound to, and the arguments JAX passes as they were given (static ones); not the pytrees of tracers
+    JAX builds for the trace."""
+    function = getattr(fun, "__func__", fun)
+    code = getattr(function, "__code__", None)
+    if not isinstance(code, types.CodeType):
+        return {}
+    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    bound = getattr(fun, "__self__", None)
+    given = [*(() if bound is None else (bound,)), *args]
+    found = {name: value for name, value in zip(names, given)} | {k: v for k, v in kwargs.items() if k in names}
+    return {name: value for name, value in found.items() if _attributes(value) is not None and is_callers(value)}
+
+
+def is_callers(value: Any) -> bool:
+    """True for an object of the caller's (no tracer inside it), not one JAX built for a trace."""
+    return not any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(value))
+
+
+def _attributes(value: Any) -> Any:
+    """The `__dict__` of a user's object, class or module (a mapping proxy for a class); None for others."""
+    if isinstance(value, types.ModuleType):
+        path = getattr(value, "__file__", None)
+        return value.__dict__ if path is not None and not is_library_file(path) else None
+    cls = value if isinstance(value, type) else type(value)
+    module = sys.modules.get(cls.__module__)
+    path = getattr(module, "__file__", None)
+    if path is None or is_library_file(path):
+        return None
+    try:
+        return object.__getattribute__(value, "__dict__")
+    except AttributeError:
+        return None
+
+
+def _attribute_reads(code: types.CodeType, bases: dict[str, dict[str, Any]]) -> list[Read]:
+    """The attribute reads of `code` (`base.a.b`) from the objects `bases` holds (by the opcode that loads
+    them, then by name), resolved now; attributes the code also assigns are left out."""
+    instructions = list(dis.get_instructions(code))
+    assigned = {str(i.argval) for i in instructions if i.opname == "STORE_ATTR"}
+    found: list[Read] = []
+    for index, instruction in enumerate(instructions):
+        base = bases.get(instruction.opname, {}).get(str(instruction.argval), _MISSING)
+        if base is _MISSING:
+            continue
+        chain: list[str] = []
+        for following in instructions[index + 1 : index + 1 + ATTRIBUTE_DEPTH + 1]:
+            if following.opname != "LOAD_ATTR":
+                break
+            chain.append(str(following.argval))
+        if chain and chain[-1] in _PROBES:
+            del chain[-2:]  # an attribute only probed: the trace cache checks shapes and dtypes
+        if not chain or len(chain) > ATTRIBUTE_DEPTH or assigned.intersection(chain):
+            continue
+        line = instruction.positions.lineno if instruction.positions and instruction.positions.lineno else 0
+        use = _use(instructions[index + 1 + len(chain) : index + 3 + len(chain)])
+        found.extend(_chain_reads(base, str(instruction.argval), chain, use, code.co_filename,
+                                  line or code.co_firstlineno))
+    return found
+
+
+def _chain_reads(base: Any, label: str, chain: list[str], use: Any, path: str, line: int) -> list[Read]:
+    """One read per attribute of `chain` resolved from `base`, each with the attributes read after it;
+    the last one is read for `use` (see :func:`_reads_of`)."""
+    reads = []
+    value = base
+    for depth, attribute in enumerate(chain):
+        holder = _attributes(value)
+        value = holder.get(attribute, _MISSING) if holder is not None else _MISSING
+        if value is _MISSING or not _is_data(value):
+            break
+        label = f"{label}.{attribute}"
+        last = depth == len(chain) - 1
+        used = _used({use}) if last and use is not None else None
+        reads.append(Read(holder, attribute, value, path, line, used=used, label=label,
+                          through=tuple(chain[depth + 1:])))
+    return reads
 
 
 def _used(uses: set[Any]) -> frozenset[Any] | None:
@@ -224,7 +339,7 @@ def mutated(reads: list[Read]) -> list[tuple[Read, Any, Any]]:
         for key, old in read.snapshot.items():
             new = _item(read.value, key)
             if old is not None and not same_value(old, new):
-                found.append((replace(read, name=f"{read.name}[{key!r}]"), old, new))
+                found.append((replace(read, label=f"{read.shown}[{key!r}]"), old, new))
     return found
 
 
@@ -240,7 +355,7 @@ def identity_test(reads: list[Read]) -> tuple[str, tuple[Any, ...]]:
     terms, held = [], []
     for index, read in enumerate(reads):
         held += [read.holder, read.value]
-        if isinstance(read.holder, dict):
+        if isinstance(read.holder, _NAMESPACES):
             terms.append(f"_h[{2 * index}].get({read.name!r}, _M) is not _h[{2 * index + 1}]")
         else:
             terms.append(f"_cell(_h[{2 * index}]) is not _h[{2 * index + 1}]")
@@ -274,9 +389,21 @@ def changed(reads: list[Read]) -> list[tuple[Read, Any]]:
         new = read.now()
         if new is not read.value and not same_value(read.value, new):
             traced = read.value_traced()
+            if read.through:  # an object on the way to the attribute read: compare what it leads to
+                label = ".".join((read.shown, *read.through))
+                traced, new = _follow(traced, read.through), _follow(new, read.through)
+                read = replace(read, label=label)
             if not same_value(traced, new):
                 found.append((replace(read, value=traced, traced=_MISSING), new))
     return found
+
+
+def _follow(value: Any, attributes: tuple[str, ...]) -> Any:
+    """The value `attributes` lead to from `value` (read from `__dict__`s), `_MISSING` where one is not."""
+    for attribute in attributes:
+        holder = _attributes(value)
+        value = holder.get(attribute, _MISSING) if holder is not None else _MISSING
+    return value
 
 
 def same_value(old: Any, new: Any) -> bool:

@@ -106,7 +106,10 @@ class Body:
         self.fresh = True
         call = guarded(library_jits.user_call, fun, args, kwargs)  # a library's jit: the user's call inside
         user_fun = stale_globals.user_function(fun if call is None else call[0])
-        reads = (guarded(stale_globals.record_reads, user_fun) or []) if settings.stale_globals and user_fun else []
+        objects = guarded(stale_globals.callers_objects, user_fun, *(call[1:] if call else (args, kwargs))) \
+            if settings.stale_globals and user_fun else None
+        reads = (guarded(stale_globals.record_reads, user_fun, 200, objects) or []) \
+            if settings.stale_globals and user_fun else []
         trace = guarded(leaks.current_trace)
         with contextlib.ExitStack() as stack:
             output = stack.enter_context(capture_output()) if settings.side_effects else []
@@ -164,9 +167,9 @@ class Body:
     def _report_stale(self) -> None:
         reporter = current().reporter
         for read, new in stale_globals.changed(self.reads):
-            message = (f"`{self.name}` read `{read.name}` while tracing ({stale_globals.short(read.value)}); it is "
+            message = (f"`{self.name}` read `{read.shown}` while tracing ({stale_globals.short(read.value)}); it is "
                        f"now {stale_globals.short(new)}, but the cached program still uses the old value")
-            fix = f"pass `{read.name}` as an argument (static if it is a Python value), or call `.clear_cache()`"
+            fix = f"pass `{read.shown}` as an argument (static if it is a Python value), or call `.clear_cache()`"
             reporter.emit(diagnostic("JAX101", (read.path, read.line), message, fix))
         self.reads = stale_globals.with_snapshots([stale_globals.now_read(read) for read in self.reads])
         self.watch_reads()
@@ -174,13 +177,13 @@ class Body:
     def _report_mutated(self) -> None:
         reporter = current().reporter
         for read, old, now in stale_globals.mutated(self.reads):
-            if read.name in self.reported_mutations:
+            if read.shown in self.reported_mutations:
                 continue  # once per global: the program stays stale until it retraces
-            self.reported_mutations.add(read.name)
-            message = (f"`{self.name}` read `{read.name}` while tracing ({stale_globals.short(old)}); it has since "
+            self.reported_mutations.add(read.shown)
+            message = (f"`{self.name}` read `{read.shown}` while tracing ({stale_globals.short(old)}); it has since "
                        f"been changed in place ({stale_globals.change(old, now)}), but the cached program still "
                        "uses the old contents")
-            fix = f"pass `{read.name}` as an argument (static if it is a Python value), or call `.clear_cache()`"
+            fix = f"pass `{read.shown}` as an argument (static if it is a Python value), or call `.clear_cache()`"
             reporter.emit(diagnostic("JAX101", (read.path, read.line), message, fix))
 
 
