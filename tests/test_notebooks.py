@@ -203,7 +203,7 @@ def test_time_and_timeit_of_statements_and_assigned_are_jax902_at_the_code(tmp_p
     assert found == [("demo.ipynb:cell 3:1:11", ["read on line 1 of cell 3"]),
                      ("demo.ipynb:cell 4:1:11", ["read on line 1 of cell 4"]),
                      ("demo.ipynb:cell 5:1:21", ["`timeit` discards"]),
-                     ("demo.ipynb:cell 6:1:13", ["read on line 1 of cell 6"]),
+                     ("demo.ipynb:cell 6:1:13", ["`timeit` discards"]),
                      ("demo.ipynb:cell 7:2:25", ["read on line 2 of cell 7"]),
                      ("demo.ipynb:cell 8:2:5", ["read on line 1 of cell 8"])]
     assert all(d.fix is None for d in report.diagnostics if context.place(d.path, d.range.start).cell != 8)
@@ -214,6 +214,17 @@ def test_time_and_timeit_of_statements_and_assigned_are_jax902_at_the_code(tmp_p
                      ["t = %timeit -o -n 3 f(x)  # noqa: JAX902\n"], ["%timeit y = f(x)  # noqa: JAX902\n"],
                      ["if True:\n", "    %time z = f(x); w = f(z)  # noqa: JAX902\n"],
                      ["%%time\n", "y = f(x)  # noqa: JAX902\n"]]
+
+
+def test_timeit_binds_and_consumes_nothing_in_the_session_and_time_does():
+    """`%timeit x = jax.random.normal(key)` runs in timeit's own scope; `%time` runs in the session's."""
+    cells = ["import jax\nkey = jax.random.key(0)\n", "%timeit x = jax.random.normal(key, (3,))\n",
+             "%timeit -n 3 jax.random.normal(key, (3,))\n", "y = jax.random.normal(key, (3,))\n"]
+    assert not check_source(notebook(*cells).encode(), "demo.ipynb").diagnostics
+    data = notebook(*cells[:1], "%time x = jax.random.normal(key, (3,))\n", *cells[3:]).encode()
+    context = OutputContext(notebooks={"demo.ipynb": read_notebook(data).index})
+    assert [(d.code, context.label(d.path, d.range.start)) for d in check_source(data, "demo.ipynb").diagnostics] \
+        == [("JAX401", "demo.ipynb:cell 4:1:5")]
 
 
 def test_fixes_never_touch_magic_lines(tmp_path: Path, capsys):

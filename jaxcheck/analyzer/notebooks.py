@@ -6,9 +6,9 @@ then each cell's lines followed by one boundary line. Boundary lines are comment
 `%%time`/`%%timeit` cell, where they read a clock so that the cell reads as the timing code it is.
 IPython syntax becomes ordinary Python of the same line structure, as IPython itself transforms it
 (`!ls` is `get_ipython().system('ls')`, `%env X=1` is `get_ipython().run_line_magic('env', 'X=1')`);
-`%timeit f(x)` (and `t = %timeit -o f(x)`) becomes `timeit.timeit(lambda: f(x))`, and `%time y = f(x)`
-(`%time f(x)`, `y = %time f(x)`, a `%timeit` of statements) its code between two clock reads on its
-line. Cells of a cell magic whose body is not Python (`%%bash`, `%%writefile`, an unknown magic whose
+`%timeit f(x)` (and `t = %timeit -o f(x)`, `%timeit y = f(x)`) becomes
+`timeit.timeit(lambda: f(x))`, and `%time y = f(x)` (`%time f(x)`, `y = %time f(x)`) its code between
+two clock reads on its line. Cells of a cell magic whose body is not Python (`%%bash`, `%%writefile`, an unknown magic whose
 body does not parse) become comment lines.
 
 Writing back splices each changed cell's new `source` into the notebook's JSON text, so every other
@@ -53,6 +53,8 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 """A line with its line break, as Python numbers lines."""
 _BREAKS = ("\n", "\r")
 _ASSIGNED_MAGIC = re.compile(r"(?P<target>[\w.]+(?:\s*,\s*[\w.]+)*)\s*=\s*(?P<escape>!!?|%)(?P<rest>.*)")
+_TIMED_ASSIGNMENT = re.compile(r"[\w.]+(?:\s*,\s*[\w.]+)*\s*=(?!=)\s*(?P<value>.+)")
+"""`y = f(x)` after `%timeit`: what it times is the value."""
 _LINE_MENTION = re.compile(r"\bline (\d+)\b")
 _ADDED_COMMENT = re.compile(r"[ \t]*#[^\r\n]*")
 
@@ -420,9 +422,11 @@ def _is_help(stripped: str) -> bool:
 def _timed(indent: str, stripped: str, name: str, arguments: str, target: str | None = None,
            ) -> tuple[str, Shift] | None:
     """A `%timeit`/`%time` line as the timing code it runs: `%timeit [options] expression` as
-    `timeit.timeit(lambda: expression)` (`t = %timeit -o ...`: assigned), `%time code` (and `%timeit`
-    of statements) as `code` between two clock reads on the line (`y = %time f(x)`: `y = f(x)` there).
-    None when the code is not one line of simple statements (an expression when assigned)."""
+    `timeit.timeit(lambda: expression)` (`t = %timeit -o ...`: assigned; `%timeit y = expression` too:
+    timeit runs it in a scope of its own, so nothing is bound or consumed here), `%time code` as `code`
+    between two clock reads on the line, which it runs here (`y = %time f(x)`: `y = f(x)` there). None
+    when the code is not one line of simple statements (an expression when assigned; for `%timeit`, an
+    expression or one assigned to names)."""
     words = arguments.split(" ")
     skip = 0
     while name == "timeit" and skip < len(words) and (words[skip] == "" or words[skip].startswith("-")):
@@ -434,6 +438,11 @@ def _timed(indent: str, stripped: str, name: str, arguments: str, target: str | 
         return None
     original = len(indent) + stripped.index(code, len(stripped) - len(arguments))
     assigned = f"{target} = " if target is not None else ""
+    if name == "timeit" and not expression:
+        value = _TIMED_ASSIGNMENT.fullmatch(code)
+        if value is None or not _parses(value.group("value"), "eval"):
+            return None
+        original, code, expression = original + value.start("value"), value.group("value"), True
     if name == "timeit" and expression:
         prefix = f"{indent}{assigned}{_TIMER}"
         return f"{prefix}{code}){comment}", Shift(len(indent), original, len(prefix), len(code))
