@@ -8,8 +8,9 @@ IPython syntax becomes ordinary Python of the same line structure, as IPython it
 (`!ls` is `get_ipython().system('ls')`, `%env X=1` is `get_ipython().run_line_magic('env', 'X=1')`);
 `%timeit f(x)` (and `t = %timeit -o f(x)`, `%timeit y = f(x)`) becomes
 `timeit.timeit(lambda: f(x))`, and `%time y = f(x)` (`%time f(x)`, `y = %time f(x)`) its code between
-two clock reads on its line. Cells of a cell magic whose body is not Python (`%%bash`, `%%writefile`, an unknown magic whose
-body does not parse) become comment lines.
+two clock reads on its line. Cells of a cell magic whose body is not Python (`%%bash`, `%%writefile`,
+an unknown magic whose body does not parse) become comment lines. The kernel compiles each cell alone,
+so each cell must also parse by itself (see :meth:`Notebook.cell_syntax_error`).
 
 Writing back splices each changed cell's new `source` into the notebook's JSON text, so every other
 byte (outputs, metadata, ids, indentation, key order, the final newline) stays as it was; a cell whose
