@@ -73,4 +73,14 @@ def has_user_frame(eqn: Any) -> bool:
 
 INLINED = frozenset({"jit", "pjit", "closed_call"})
 """Calls whose inner program is evaluated equation by equation too (an inner `jax.jit` of the user's)."""
+CALLS = frozenset({"remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call", "core_call"})
+"""Other calls evaluated through their inner program: `checkpoint` and a custom derivative's primal run
+the same operations (what differs is only how they are differentiated, and these programs are not)."""
 
+
+def inner_program(eqn: Any) -> Any:
+    """The program a call equation (:data:`INLINED`, :data:`CALLS`) runs on its own inputs, else None."""
+    name = eqn.primitive.name
+    if name in INLINED or name in CALLS:
+        return eqn.params.get("jaxpr", eqn.params.get("call_jaxpr"))
+    return None

@@ -21,7 +21,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcheck.runtime_checks.jaxprs import INLINED, Program
+from jaxcheck.runtime_checks.jaxprs import Program, inner_program
 from jaxcheck.runtime_checks.replay import SKIPPED, bad, first_made, inexact
 
 MASKING = frozenset({"select_n", "max", "min", "clamp", "reduce_max", "reduce_min", "argmax", "argmin",
@@ -82,9 +82,10 @@ def replayable(jaxpr: Any) -> bool:
         for inner in inner_programs:
             if not hasattr(inner, "eqns"):
                 continue
-            if eqn.primitive.name in INLINED and not replayable(inner):
+            inlined = inner_program(eqn) is not None
+            if inlined and not replayable(inner):
                 return False
-            if eqn.primitive.name not in INLINED and _holds(inner, SKIPPED | UNREPLAYABLE):
+            if not inlined and _holds(inner, SKIPPED | UNREPLAYABLE):
                 return False
     return True
 

@@ -22,13 +22,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcheck.runtime_checks.frames import is_library_file
-from jaxcheck.runtime_checks.jaxprs import INLINED, bind, has_user_frame, read
+from jaxcheck.runtime_checks.jaxprs import bind, has_user_frame, inner_program, read
 
 SKIPPED = frozenset({"debug_callback", "debug_print"})
 """Side effects without outputs: a replay leaves them out (they fired when the program ran)."""
 ITERATIONS_REPLAYED = 10_000
-_CALLS = frozenset({"remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call", "core_call"})
-"""Calls replayed through their inner program, besides :data:`jaxprs.INLINED`."""
 
 
 @dataclass(frozen=True)
@@ -71,7 +69,7 @@ def first_made(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], kind: str
         inside = backward or "transpose" in str(eqn.source_info.name_stack)
         within = eqn if has_user_frame(eqn) else caller
         made: Made | None = None
-        inner = _inner(eqn)
+        inner = inner_program(eqn)
         if inner is not None:
             made, outs = first_made(getattr(inner, "jaxpr", inner), getattr(inner, "consts", []), invals, kind, inside,
                                     within)
@@ -86,15 +84,6 @@ def first_made(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], kind: str
         found = found or made
         env.update(zip(eqn.outvars, outs))
     return found, [read(env, atom) for atom in jaxpr.outvars]
-
-
-def _inner(eqn: Any) -> Any:
-    """The program a call equation runs on its own inputs (a jitted function, `checkpoint`, a custom
-    derivative's primal), else None."""
-    name = eqn.primitive.name
-    if name in INLINED or name in _CALLS:
-        return eqn.params.get("jaxpr", eqn.params.get("call_jaxpr"))
-    return None
 
 
 def user_line(eqn: Any) -> tuple[str, int] | None:
