@@ -308,6 +308,22 @@ def test_a_cell_is_python_by_itself_as_the_kernel_compiles_it(cells, where):
     assert "of cell 3" not in finding.message and re.findall(r"line \d+(?! of cell)", finding.message) == []
 
 
+def test_an_indented_cell_is_dedented_as_ipython_does_with_positions_as_written(tmp_path: Path, capsys):
+    path = tmp_path / "demo.ipynb"
+    path.write_text(notebook("import jax.numpy as jnp\n", "    x = jnp.zeros(3)\n    if True:\n        x[0] = 1.0\n",
+                             "\n  %timeit jnp.ones(3)\n  y = jnp.zeros(2)\n"))
+    data = path.read_bytes()
+    report = check_source(data, "demo.ipynb", settings=Settings(extend_select=("JAX902",)))
+    context = OutputContext(notebooks={"demo.ipynb": read_notebook(data).index})
+    assert sorted((d.code, context.label(d.path, d.range.start)) for d in report.diagnostics) == [
+        ("JAX201", "demo.ipynb:cell 3:3:9"), ("JAX902", "demo.ipynb:cell 4:2:11")]
+    code, _, err = run(capsys, "check", "--no-cache", "--extend-select", "JAX902", "--add-noqa", str(path))
+    assert code == 0 and err == "Added 2 noqa directives.\n"
+    cells = [cell["source"] for cell in json.loads(path.read_text())["cells"][2:]]
+    assert cells == [["    x = jnp.zeros(3)\n", "    if True:\n", "        x[0] = 1.0  # noqa: JAX201\n"],
+                     ["\n", "  %timeit jnp.ones(3)  # noqa: JAX902\n", "  y = jnp.zeros(2)\n"]]
+
+
 def test_cells_that_are_python_alone_are_no_syntax_error():
     cells = ["import asyncio\nawait asyncio.sleep(0)\n", "%%time\nx = 1\n", "%%bash\nif [ 1 ]; then\n",
              "y = [\n    1,\n]\n", '"""a docstring\n%not a magic\n"""\n', "%time z = (1 +\n"]

@@ -226,7 +226,7 @@ class Linter:
             return self.failed(display_path, f"cannot analyze line {parsed.line}: {parsed.message}")
         if isinstance(parsed, ParseFailure):
             error = (parsed.message, parsed.line, parsed.column)
-            if notebook is not None:  # an error past a cell's end is where the kernel sees it, in the cell
+            if notebook is not None:  # where the kernel sees it: in the cell alone (or the one before)
                 error = notebook.cell_syntax_error(parsed.line) or error
             return self._syntax_failure(display_path, error, text, notebook)
         if notebook is not None and (error_in_cell := notebook.cell_syntax_error()) is not None:  # (cells run alone)

@@ -181,18 +181,19 @@ class Notebook:
         pieces.append(self.raw[cursor:])
         return (codecs.BOM_UTF8 if self.bom else b"") + "".join(pieces).encode("utf-8")
 
-    def cell_syntax_error(self, boundary: int | None = None) -> tuple[str, int, int] | None:
+    def cell_syntax_error(self, failed: int | None = None) -> tuple[str, int, int] | None:
         """The first code cell that is no Python by itself though the module the cells make parses: the
         kernel compiles each cell alone, so a bracket, string or block left open at a cell's end, or a
         decorator whose `def` is in the next cell, is a syntax error in that cell, not code the next cell
         completes. Its message (lines it names are the module's), module line and 0-based column; None
         when every cell parses alone, or when the running Python refuses the module itself (code newer than
-        it, judged by the module's parse). With `boundary`, the module line where the module's parse failed:
-        when that is the boundary after a cell, the error of that cell alone, which says where it is."""
+        it, judged by the module's parse). With `failed`, the module line where the module's parse failed:
+        the error of the cell it lies in or of the cell before, alone, which says where the kernel fails
+        (a block left open in one cell shows in the next one)."""
         cells = list(zip(self.cells, self.index.starts))
-        if boundary is not None:
-            ends = {start - 1 for start in self.index.starts[1:]} | {self.index.end}
-            cells = [cells[self.index.cell_slot(boundary)]] if cells and boundary in ends else []
+        if failed is not None:
+            slot = self.index.cell_slot(failed)
+            cells = cells[max(slot - 1, 0) : slot + 1]
         for cell, start in cells:
             try:
                 _compiled("".join(cell.virtual))
@@ -202,7 +203,7 @@ class Notebook:
                 continue  # no verdict on the cell: the module's parse judges it
             else:
                 continue
-            if boundary is None:
+            if failed is None:
                 try:
                     _compiled(self.text)
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -321,19 +322,27 @@ def _cell(number: int, source: str, span: tuple[int, int], listed: bool, count: 
     virtual: list[str] = []
     shifts: list[tuple[int, Shift]] = []
     in_string: str | None = None
+    indent = _leading_indent(lines)
     for offset, line in enumerate(lines):
         body = line.rstrip("\r\n")
         end = line[len(body):]
+        cut = len(indent) if indent and body.startswith(indent) else 0
+        body = body[cut:]
         if offset == 0 and magic is not None:
             replaced: tuple[str, Shift] | None = (_CELL_START_CLOCK if magic in _TIMED_CELL_MAGICS else "#",
                                                   Shift(0, 0, 0, 0))
         else:
             replaced = None if in_string else _line_magic(body)
         if replaced is not None:
+            shift = replaced[1]
             virtual.append(replaced[0] + end)
-            shifts.append((offset, replaced[1]))
+            shifts.append((offset, replace(shift, magic=shift.magic + cut, original=shift.original + cut)))
             continue
-        virtual.append(line)
+        if cut:  # dedented as IPython does: columns map back past the indentation
+            virtual.append(body + end)
+            shifts.append((offset, Shift(cut, cut, 0, len(body))))
+        else:
+            virtual.append(line)
         in_string = _string_state(body, in_string)
     virtual = [line if line.endswith(_BREAKS) else line + "\n" for line in virtual]
     if magic is not None and (magic in _NOT_PYTHON_CELL_MAGICS or (
@@ -342,6 +351,14 @@ def _cell(number: int, source: str, span: tuple[int, int], listed: bool, count: 
         shifts = [(offset, Shift(0, 0, 0, 0)) for offset in range(len(lines))]
     return _Cell(number, source, tuple(virtual), tuple(shifts), span, listed, count,
                  magic in _TIMED_CELL_MAGICS and not virtual[0].startswith("#"))
+
+
+def _leading_indent(lines: list[str]) -> str:
+    """The indentation IPython removes from a cell (its `leading_indent` transform): that of the first line
+    with text, from every line that starts with it; '' when that line is not indented."""
+    first = next((line for line in lines if line.strip()), "")
+    match = re.match(r"[ \t]+", first)
+    return match.group() if match is not None else ""
 
 
 def _compiled(code: str) -> None:
