@@ -1,8 +1,9 @@
 """Evaluating a program JAX traced, under jaxcheck's own jit, with the NaN and index checks' extra values:
 one NaN flag and one bounds table (see :mod:`nans`, :mod:`bounds`).
 
-Equations are bound again one by one with their source information; inner jitted functions, `checkpoint`s
-and custom derivatives' primal programs are inlined (this program is run, never differentiated).
+Equations are bound again one by one with their source information; inner jitted functions are inlined
+(not `checkpoint`s or custom derivatives, bound whole: inlining a `custom_jvp` call was seen to change
+the compiled program's float results).
 Loop and branch bodies are checked too: a `scan`, `while_loop` (`fori_loop`) or `cond` (`switch`) is bound
 again through `jax.lax` with its body evaluated the same way, the body's flag and table carried out of
 it (a flag is or-ed over iterations, a table row keeps the first out-of-bounds index of its operation).
@@ -22,7 +23,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxcheck.runtime_checks import bounds, nans
-from jaxcheck.runtime_checks.jaxprs import bind, has_user_frame, inner_program, read
+from jaxcheck.runtime_checks.jaxprs import INLINED, bind, has_user_frame, read
 
 
 _SHAPE: Callable[..., Any] = jax.ShapeDtypeStruct
@@ -61,10 +62,9 @@ def evaluate(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], checks: Che
     for eqn in jaxpr.eqns:
         invals = [read(env, atom) for atom in eqn.invars]
         name = eqn.primitive.name
-        inner = inner_program(eqn)
-        if inner is not None:
-            outs = evaluate(getattr(inner, "jaxpr", inner), getattr(inner, "consts", []), invals, checks,
-                            eqn if has_user_frame(eqn) else caller)
+        if name in INLINED and "jaxpr" in eqn.params:
+            inner = eqn.params["jaxpr"]
+            outs = evaluate(inner.jaxpr, inner.consts, invals, checks, eqn if has_user_frame(eqn) else caller)
         elif name in _BODIES:
             outs = _BODIES[name](eqn, invals, checks, eqn if has_user_frame(eqn) else caller)
         else:

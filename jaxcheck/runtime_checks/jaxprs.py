@@ -74,8 +74,7 @@ def has_user_frame(eqn: Any) -> bool:
 INLINED = frozenset({"jit", "pjit", "closed_call"})
 """Calls whose inner program is evaluated equation by equation too (an inner `jax.jit` of the user's)."""
 CALLS = frozenset({"remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call", "core_call"})
-"""Other calls evaluated through their inner program: `checkpoint` and a custom derivative's primal run
-the same operations (what differs is only how they are differentiated, and these programs are not)."""
+"""Other calls a NaN replay goes into (on the host: the compiled program is not changed)."""
 
 
 def inner_program(eqn: Any) -> Any:

@@ -61,21 +61,3 @@ def test_a_nan_made_inside_a_jax_function_is_reported_at_the_users_call():
     assert [(d.code, d.range.start.line) for d in findings] == [("JAX701", _line(normed, "jnp.linalg.norm"))]
     assert "backward pass (gradient) of `normed`" in findings[0].message
 
-
-@jax.checkpoint
-def picked_under_checkpoint(x, i):
-    return x[i]
-
-
-@jax.custom_jvp
-def picked_with_a_rule(x, i):
-    return x[i]
-
-
-picked_with_a_rule.defjvp(lambda primals, tangents: (picked_with_a_rule(*primals), tangents[0][primals[1]]))
-
-
-def test_indexing_under_checkpoint_and_in_a_custom_derivatives_primal_is_checked():
-    for fun in (picked_under_checkpoint, picked_with_a_rule):
-        assert [line for line, _ in _found(fun, 6)] == [_line(fun, "x[i]")]
-        assert _found(fun, 3) == []
