@@ -8,7 +8,10 @@ it calls name, the object a method is bound to, and the arguments that are the c
 most :data:`DEPTH` steps through lists, tuples, dicts, sets, object and class attributes, closures and
 partials, at most :data:`OBJECTS` objects in all and :data:`ITEMS` items per container. A tracer found
 there can only be a leak (JAX's `checking_leaks` reports it too); using it later raises
-`UnexpectedTracerError`.
+`UnexpectedTracerError`. A `grad`, `value_and_grad` or `vmap` called with no cache (outside `jit`) is
+searched the same way after the call, for tracers that were not there before it and whose trace has
+ended, when the code of the function itself stores outside its locals (known per code object, so a
+function that does not costs a lookup per call).
 
 The store is the instruction of that code that writes where the tracer was found: `STORE_ATTR` of the
 attribute holding it (`self.cache = h`), `STORE_GLOBAL`/`STORE_DEREF` of the name, a call of
@@ -40,7 +43,7 @@ from jax._src import core
 from jaxcheck.runtime_checks.frames import is_library_file, is_user_code
 from jaxcheck.runtime_checks.report import diagnostic
 from jaxcheck.runtime_checks.session import current
-from jaxcheck.runtime_checks.stale_globals import is_callers
+from jaxcheck.runtime_checks.stale_globals import is_callers, user_function
 
 DEPTH = 4
 """Steps searched from a root (`self.history[0]` is two)."""
@@ -71,15 +74,16 @@ def current_trace() -> Any:
     return core.trace_ctx.trace
 
 
-def leaks(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], trace: Any) -> list[Leak]:
-    """The tracers of `trace` (or of traces inside it) that `fun`'s code stored where they outlive it,
-    each with its store line when one line alone can have stored it."""
+def leaks(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], leaked: Callable[[Any], bool]) -> list[Leak]:
+    """The tracers (those `leaked` accepts) that `fun`'s code stored where they outlive their trace, each
+    with its store line when one line alone can have stored it."""
     codes = _codes(fun)
     found: list[Leak] = []
     seen_places: set[str] = set()
-    for place, steps, tracer in _tracers(_roots(fun, codes, args, kwargs), trace):
+    reported = {id(tracer) for reference, _ in _STORES if (tracer := reference()) is not None}
+    for place, steps, tracer in _tracers(_roots(fun, codes, args, kwargs), leaked):
         where = _store_line(codes, steps)
-        if where is not None and place not in seen_places:
+        if where is not None and place not in seen_places and id(tracer) not in reported:
             seen_places.add(place)
             found.append(Leak(place, tracer.aval.str_short(), *where))
             _STORES.append((weakref.ref(tracer), where))
@@ -95,10 +99,60 @@ _STORES: deque[tuple[Callable[[], Any], tuple[str, int]]] = deque(maxlen=STORES_
 def report(name: str, fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], trace: Any) -> None:
     """Report the leaks of `fun`'s trace just ended (see the module docstring); each is kept for
     :func:`stored_at`."""
-    for leak in leaks(fun, args, kwargs, trace):
+    _emit(name, leaks(fun, args, kwargs, lambda tracer: _inside(tracer, trace)))
+
+
+def _emit(name: str, found: list[Leak]) -> None:
+    for leak in found:
         message = (f"`{name}` stored a traced value ({leak.type}) in `{leak.place}` while tracing; it outlives "
                    "the trace, and using it later raises UnexpectedTracerError")
         current().reporter.emit(diagnostic("JAX102", (leak.path, leak.line), message, FIX))
+
+
+@dataclass(frozen=True)
+class Watched:
+    """A call of an uncached transform (`grad`, `vmap`) of `fun` whose code stores outside itself, and
+    the tracers reachable before it (held, so that their ids stay theirs)."""
+
+    name: str
+    fun: Any
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    before: tuple[Any, ...]
+
+
+def before_call(name: str, fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Watched | None:
+    """What :func:`after_call` needs to find the leaks of a call of an uncached transform of `fun`; None
+    (nothing to do) when the code of `fun` itself stores nowhere but in its locals."""
+    fun = user_function(fun)
+    code = getattr(getattr(fun, "__func__", fun), "__code__", None)
+    if not isinstance(code, types.CodeType) or not _stores_outside(code):
+        return None
+    roots = _roots(fun, _codes(fun), args, kwargs)
+    return Watched(name, fun, args, kwargs, tuple(tracer for _, _, tracer in _tracers(roots, lambda _: True)))
+
+
+def after_call(watched: Watched) -> None:
+    """Report the tracers the call left where its function's code stores: new since :func:`before_call`
+    and of a trace that has ended (not the one running now, nor one of its parents)."""
+    known = {id(tracer) for tracer in watched.before}
+    live, trace = set(), core.trace_ctx.trace
+    for _ in range(64):
+        if trace is None:
+            break
+        live.add(id(trace))
+        trace = getattr(trace, "parent_trace", None)
+    _emit(watched.name, leaks(watched.fun, watched.args, watched.kwargs,
+                              lambda tracer: id(tracer) not in known and id(getattr(tracer, "_trace", None)) not in live))
+
+
+@functools.lru_cache(maxsize=1024)
+def _stores_outside(code: types.CodeType) -> bool:
+    """True when `code` (or code nested in it) can store outside its locals: a global, a closure cell, an
+    attribute, an item, or a mutating method call."""
+    return any(instruction.opname in ("STORE_GLOBAL", "STORE_DEREF", "STORE_ATTR", "STORE_SUBSCR")
+               or (instruction.opname in ("LOAD_METHOD", "LOAD_ATTR") and instruction.argval in MUTATORS)
+               for inner in _nested(code) for instruction in dis.get_instructions(inner))
 
 
 def stored_at(error: BaseException) -> tuple[str, int] | None:
@@ -184,10 +238,10 @@ def _persists(value: Any) -> bool:
     return not isinstance(value, _LEAVES) and is_callers(value)
 
 
-def _tracers(roots: list[tuple[str, tuple[tuple[str, str], ...], Any]], trace: Any) \
+def _tracers(roots: list[tuple[str, tuple[tuple[str, str], ...], Any]], leaked: Callable[[Any], bool]) \
         -> Iterator[tuple[str, tuple[tuple[str, str], ...], Any]]:
-    """`(place, steps, tracer)` for each tracer of `trace` reachable from `roots` (breadth first, within
-    the bounds of the module docstring)."""
+    """`(place, steps, tracer)` for each tracer `leaked` accepts reachable from `roots` (breadth first,
+    within the bounds of the module docstring)."""
     queue = deque((name, steps, value, 0) for name, steps, value in roots)
     visited: set[int] = set()
     while queue and len(visited) < OBJECTS:
@@ -196,7 +250,7 @@ def _tracers(roots: list[tuple[str, tuple[tuple[str, str], ...], Any]], trace: A
             continue
         visited.add(id(value))
         if isinstance(value, jax.core.Tracer):
-            if _inside(value, trace):
+            if leaked(value):
                 yield place, steps, value
             continue
         if depth >= DEPTH:

@@ -8,13 +8,13 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from jaxcheck.runtime_checks import library_jits, originals
+from jaxcheck.runtime_checks import leaks, library_jits, originals
 from jaxcheck.runtime_checks.checked import checked
 from jaxcheck.runtime_checks.eager import nan_checked_call
 from jaxcheck.runtime_checks.frames import without_own_frames
 from jaxcheck.runtime_checks.jaxprs import has_tracer
 from jaxcheck.runtime_checks.session import current
-from jaxcheck.runtime_checks.traced_body import guarded
+from jaxcheck.runtime_checks.traced_body import function_name, guarded
 from jaxcheck.runtime_checks.stale_globals import user_function
 from jaxcheck.runtime_checks.tracer_errors import explain
 
@@ -59,16 +59,21 @@ def _explained(transform: Callable[..., Any], transform_name: str) -> Callable[.
         @functools.wraps(transformed)
         def call(*call_args: Any, **call_kwargs: Any) -> Any:
             __tracebackhide__ = True
+            watched = guarded(leaks.before_call, function_name(fun), fun, call_args, call_kwargs)
             try:
                 if current().settings.nans and not has_tracer((call_args, call_kwargs)):
-                    return nan_checked_call(transformed, fun, call_args, call_kwargs)
-                return transformed(*call_args, **call_kwargs)
+                    out = nan_checked_call(transformed, fun, call_args, call_kwargs)
+                else:
+                    out = transformed(*call_args, **call_kwargs)
             except Exception as error:
                 found = guarded(explain, error, fun, False, call_args, call_kwargs, transform_name)
                 if found is not None:
                     error.add_note(current().reporter.note(found))
                 error.__traceback__ = without_own_frames(error.__traceback__)
                 raise
+            if watched is not None:
+                guarded(leaks.after_call, watched)
+            return out
 
         return call
 

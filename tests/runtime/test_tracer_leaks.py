@@ -1,6 +1,6 @@
 """Tracer leaks (JAX102) reported at the line that stored the traced value, when the trace that made it
 ends: in a global list, a class attribute, an attribute of `self`, a stored closure, a list on `self`,
-through `jax.remat`, or with the object holding it. Clean twins, and stores that cannot be told apart,
+through `jax.remat`, under `grad` or `vmap` outside `jit`, or with the object holding it. Clean twins, and stores that cannot be told apart,
 give no finding; the error JAX raises later is unchanged."""
 
 from __future__ import annotations
@@ -76,6 +76,24 @@ def f(x):
     return jax.remat(block)(x).sum()
 f(jnp.ones(2))
 """),
+    Program("under_grad_outside_jit", """
+saved = []
+def loss(w):
+    p = w * 3
+    saved.append(p)  # JAX102
+    return p.sum()
+jax.grad(loss)(jnp.ones(2))
+"""),
+    Program("under_vmap_outside_jit", """
+class Stats:
+    def __init__(self):
+        self.rows = []
+    def row(self, x):
+        self.rows.append(x * 2)  # JAX102
+        return x
+stats = Stats()
+jax.vmap(stats.row)(jnp.ones((3, 2)))
+"""),
     Program("object_holding_the_tracer_stored", """
 import dataclasses
 @dataclasses.dataclass
@@ -137,6 +155,16 @@ def f(p):
     log.w = 1.0
     return p.w * 2
 f(Params(jnp.ones(2)))
+"""),
+    Program("grad_outside_jit_counting_calls", """
+calls = []
+losses = []
+def loss(w):
+    calls.append(1)
+    return (w ** 2).sum()
+for _ in range(3):
+    jax.grad(loss)(jnp.ones(2))
+    losses.append(loss(jnp.ones(2)))
 """),
     Program("two_stores_cannot_be_told_apart", """
 seen = []
