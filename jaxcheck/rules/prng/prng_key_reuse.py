@@ -57,8 +57,10 @@ class PrngKeyReuse(Rule):
 
     ## Runtime check
     At run time, typed and legacy (`PRNGKey`) keys are checked: a key consumed twice inside one compiled
-    program is reported with both lines, and a key object passed again to a function that consumes it is
-    reported with the line of both calls.
+    program (a loop body or one `cond` branch included; a key consumed in either branch counts once, as
+    `jax_debug_key_reuse` counts it) is reported with both lines, a key a loop body closes over or carries
+    unchanged is reported, and a key object passed again to a function that consumes it is reported with
+    the line of both calls, also under `eqx.filter_jit` and `nnx.jit`.
     """
 
     code = "JAX401"

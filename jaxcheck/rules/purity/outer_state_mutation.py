@@ -62,8 +62,11 @@ class OuterStateMutation(Rule):
     No fix is offered: moving state out of a traced function changes its interface.
 
     ## Runtime check
-    At run time, the `UnexpectedTracerError` a leaked tracer causes is re-raised with its own type and a
-    note carrying this code and the user's line.
+    At run time, a traced value stored where it outlives its trace (a global list, `self.cache = h`, a list
+    on `self`, a class attribute, a stored closure, through `jax.remat`, under `grad`/`vmap`) is reported at
+    the line that stored it when the trace ends, if one line alone can have stored it. The
+    `UnexpectedTracerError` it causes later keeps JAX's type and message; when it passes through a checked
+    transform it gets a note carrying this code, the user's line and the store's line.
     """
 
     code = "JAX102"

@@ -70,8 +70,10 @@ class StaleGlobalRead(Rule):
     `jaxcheck run`, `pytest --jaxcheck` and `jaxcheck.runtime.checking()` record the globals and closure
     cells a jitted function (and the user helpers it calls) reads while tracing, and check them by identity
     on every call: a value rebound to a different value on a call that reuses the compiled program is
-    reported with its name and both values. Mutating a global list or dict in place is found only by this
-    static rule.
+    reported with its name and both values. Attributes read while tracing are checked the same way:
+    `self.lr` of a jitted method (or a static `self`), `config.lr` of an object a global holds, a class
+    attribute, a user module's `LR`. Config-like values (a dict or list of numbers and strings, a NumPy
+    array) changed in place are found on a doubling schedule of calls.
     """
 
     code = "JAX101"
