@@ -4,8 +4,8 @@ Eagerly JAX runs each operation as it comes: the forward pass as the user's func
 pass as the gradient is pulled back. While a checked call runs in NaN mode, every operation JAX runs
 eagerly in that thread (`EvalTrace.process_primitive`, patched for the call's duration only) has its
 outputs read: the first one that makes a NaN (else an Inf) out of inputs without one is the origin,
-reported at the user's line (the line running when it ran: the user's function, or a `custom_vjp`
-rule; in the backward pass JAX's own bookkeeping of the line that made the differentiated operation),
+reported at the user's line (the line of the user's function running when it ran; in the backward pass
+JAX's own bookkeeping of the line that made the differentiated operation),
 forward or backward pass named by JAX's name stack (`transpose` in the backward pass). Nothing runs
 twice: the values read are the ones the call computed. A NaN that never reached the outputs (hidden by
 `jnp.where`, `max`, ...) is reported too; an Inf only when it reached them.
@@ -15,7 +15,9 @@ program, as JAX cached it) to name the line inside it.
 
 Bounds: one origin of each kind kept per call; the work per operation is reading its outputs (and its
 inputs once one is bad), as `jax_debug_nans` does. Operations JAX runs compiled without `EvalTrace`
-(a jitted function called on concrete values inside the call) are seen by their outputs only.
+(a jitted function called on values that are neither differentiated nor mapped) are not seen: a NaN
+they make is reported by the call's outputs, at the function's definition; in a `custom_vjp` backward
+rule, at the rule's definition (:mod:`rule_lines` hands its cotangents over).
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
-from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
@@ -32,7 +34,9 @@ import jax
 from jax._src import core as jax_core
 from jax._src import source_info_util
 
+from jaxcheck.runtime_checks import rule_lines
 from jaxcheck.runtime_checks.frames import caller_of_jaxcheck, is_library_file, is_user_code
+from jaxcheck.runtime_checks.jaxprs import has_tracer
 from jaxcheck.runtime_checks.nans import Origin, describe, replayable
 from jaxcheck.runtime_checks.replay import Made, bad, first_made
 from jaxcheck.runtime_checks.report import diagnostic
@@ -123,11 +127,29 @@ def watching(call_site: FrameType) -> Iterator[Watch]:
                 jax_core.EvalTrace.process_primitive = _ORIGINAL  # type: ignore[method-assign]
 
 
+def observe_rule(bwd: Any, args: Sequence[Any], out: Sequence[Any]) -> None:
+    """Note a NaN made by a `custom_vjp` backward rule that JAX ran eagerly inside a watched call: its
+    operations run compiled on plain arrays, unseen one by one, so the rule is the origin (at its
+    definition) when its cotangents hold a NaN its inputs do not."""
+    watches = _WATCHES
+    if not watches or watches[-1].thread != threading.get_ident() or "NaN" in watches[-1].found:
+        return
+    if has_tracer((args, out)) or not any(bad(v, "NaN") for v in jax.tree_util.tree_leaves(out)):
+        return
+    if any(bad(v, "NaN") for v in jax.tree_util.tree_leaves(args)):
+        return
+    name, _, place = (getattr(bwd.debug_info, "func_src_info", None) or "").partition(" at ")
+    path, _, line = place.rpartition(":")
+    where = (path, int(line)) if line.isdigit() and not is_library_file(path) else None
+    watches[-1].found["NaN"] = Origin(name or "custom_vjp backward rule", "NaN", where, True, True, None)
+
+
 def nan_checked_call(transformed: Callable[..., Any], fun: Any, args: tuple[Any, ...],
                      kwargs: dict[str, Any]) -> Any:
     """`transformed(*args, **kwargs)` (an eager call of a checked `grad`/`vmap` of the user's `fun`) with
     its NaN/Inf origin reported (JAX701)."""
     __tracebackhide__ = True
+    rule_lines.install(observe_rule)
     with watching(caller_of_jaxcheck(sys._getframe(1))) as watch:
         out = transformed(*args, **kwargs)
     guarded(_report, watch, fun, args, kwargs, out)

@@ -108,3 +108,28 @@ def test_a_users_jit_under_an_eager_grad_is_located_inside_it():
     found = _findings(lambda: jax.grad(jax.jit(sqrt_hidden))(jnp.array([0.0, 1.0])))
     assert [line for line, _ in found] == [_line(sqrt_hidden, "jnp.sqrt")] and "backward" in found[0][1]
     assert _findings(lambda: jax.grad(jax.jit(sqrt_made_safe))(jnp.array([0.0, 1.0]))) == []
+
+
+@jax.custom_vjp
+def clipped_sqrt(x):
+    return jnp.sqrt(jnp.maximum(x, 1.0))
+
+
+def _clipped_sqrt_bwd(x, g):  # the rule's operations run compiled: the rule is reported at its definition
+    return (g * jnp.log(x - 1.5),)
+
+
+def _clipped_sqrt_safe_bwd(x, g):
+    return (g * jnp.log(jnp.maximum(x - 1.5, 1.0)),)
+
+
+clipped_sqrt.defvjp(lambda x: (clipped_sqrt(x), x), _clipped_sqrt_bwd)
+safe_clipped_sqrt = jax.custom_vjp(lambda x: jnp.sqrt(jnp.maximum(x, 1.0)))
+safe_clipped_sqrt.defvjp(lambda x: (safe_clipped_sqrt(x), x), _clipped_sqrt_safe_bwd)
+
+
+def test_a_nan_made_by_a_custom_vjp_rule_in_an_eager_gradient_names_the_rule():
+    found = _findings(lambda: jax.grad(lambda x: clipped_sqrt(x).sum())(jnp.array([1.0, 2.0])))
+    assert [line for line, _ in found] == [_clipped_sqrt_bwd.__code__.co_firstlineno]
+    assert "`_clipped_sqrt_bwd` in the backward pass (gradient)" in found[0][1]
+    assert _findings(lambda: jax.grad(lambda x: safe_clipped_sqrt(x).sum())(jnp.array([1.0, 2.0]))) == []
