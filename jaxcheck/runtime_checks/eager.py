@@ -1,4 +1,5 @@
-"""NaN/Inf in a checked `grad`, `value_and_grad` or `vmap` called outside any trace (eagerly, opt-in).
+"""A checked `grad`, `value_and_grad` or `vmap` called outside any trace (eagerly): NaN/Inf (opt-in) and
+keys consumed twice.
 
 Eagerly JAX runs each operation as it comes: the forward pass as the user's function runs, the backward
 pass as the gradient is pulled back. While a checked call runs in NaN mode, every operation JAX runs
@@ -9,6 +10,11 @@ JAX's own bookkeeping of the line that made the differentiated operation),
 forward or backward pass named by JAX's name stack (`transpose` in the backward pass). Nothing runs
 twice: the values read are the ones the call computed. A NaN that never reached the outputs (hidden by
 `jnp.where`, `max`, ...) is reported too; an Inf only when it reached them.
+
+Keys: an operation (a jitted JAX function such as `jax.random.normal`) that consumes a key array it was
+given is tracked in the session's key tracker at the user's line; a key consumed again is JAX401. That
+sees keys being mapped or differentiated (`jax.vmap(sample)(keys)`), which reach JAX's operations one by
+one; a key passed as a plain array is consumed by a compiled call this watch does not see (not tracked).
 
 A jitted function of the user's that runs as one operation is replayed on that operation's inputs (its
 program, as JAX cached it) to name the line inside it.
@@ -37,9 +43,10 @@ from jax._src import source_info_util
 from jaxcheck.runtime_checks import rule_lines
 from jaxcheck.runtime_checks.frames import caller_of_jaxcheck, is_library_file, is_user_code
 from jaxcheck.runtime_checks.jaxprs import has_tracer
+from jaxcheck.runtime_checks.key_reuse import consumed_inputs, is_key
 from jaxcheck.runtime_checks.nans import Origin, describe, replayable
 from jaxcheck.runtime_checks.replay import Made, bad, first_made
-from jaxcheck.runtime_checks.report import diagnostic
+from jaxcheck.runtime_checks.report import diagnostic, display_path
 from jaxcheck.runtime_checks.session import current
 from jaxcheck.runtime_checks.stale_globals import user_function
 from jaxcheck.runtime_checks.traced_body import function_name, guarded, parameter_names
@@ -48,15 +55,49 @@ _ORIGINAL: Callable[..., Any] = jax_core.EvalTrace.process_primitive
 
 
 class Watch:
-    """What one checked eager call produced: the first NaN and the first Inf origin."""
+    """What one checked eager call produced: the first NaN and the first Inf origin (NaN mode), and the
+    keys its operations consumed (key reuse)."""
 
-    def __init__(self, call_site: FrameType) -> None:
-        self.call_site = call_site
+    def __init__(self, call_site: FrameType, nans: bool, keys: bool) -> None:
+        self.call_site, self.nans, self.keys = call_site, nans, keys
         self.thread = threading.get_ident()
         self.found: dict[str, Origin] = {}
+        self.consumed: set[int] = set()  # ids of the keys this call consumed (the tracker holds them)
 
     def observe(self, primitive: Any, args: Any, params: dict[str, Any], out: Any) -> None:
-        """Note where `primitive` first made a NaN (or an Inf) out of inputs without one."""
+        """Track the keys `primitive` consumed; note where it first made a NaN (or an Inf) out of inputs
+        without one."""
+        if self.keys and primitive.name in ("jit", "pjit") and any(is_key(arg) for arg in args):
+            self._track_keys(params["jaxpr"], args)
+        if self.nans:
+            self._look_for_nans(primitive, args, params, out)
+
+    def _track_keys(self, closed: Any, args: Any) -> None:
+        """Report a key this operation consumes that was consumed before (JAX401): a key being mapped or
+        differentiated is an array the operation reads directly; keys passed as plain arrays are consumed
+        by compiled calls this watch does not see."""
+        where = self._line()
+        session = current()
+        for index in _consumed(closed):
+            key = args[index] if index < len(args) else None
+            if key is None or isinstance(key, jax.core.Tracer) or not is_key(key) or where is None:
+                continue
+            before = session.keys.track(key, *where)
+            if before is None:
+                self.consumed.add(id(key))
+                continue
+            fix = "split it first: `key, sub = jax.random.split(key)`, and use each key once"
+            if id(key) in self.consumed:  # twice in this call
+                message = (f"a PRNG key consumed on line {before[1]} is consumed again here; both draws give "
+                           "the same numbers")
+                session.reporter.emit(diagnostic("JAX401", where, message, fix))
+            else:  # passed again after an earlier call or use consumed it
+                message = (f"a PRNG key passed to this call was already consumed on line {before[1]} of "
+                           f"{display_path(before[0])}; reusing it repeats the same random numbers")
+                site = (self.call_site.f_code.co_filename, self.call_site.f_lineno)
+                session.reporter.emit(diagnostic("JAX401", site, message, fix))
+
+    def _look_for_nans(self, primitive: Any, args: Any, params: dict[str, Any], out: Any) -> None:
         outs = out if primitive.multiple_results else [out]
         for kind in ("NaN", "Inf"):
             if kind not in self.found and any(bad(v, kind) for v in outs) and not any(bad(v, kind) for v in args):
@@ -91,6 +132,24 @@ def _inside_users_jit(params: dict[str, Any], args: Any, kind: str, backward: bo
     return first_made(closed.jaxpr, closed.consts, args, kind, backward)[0]
 
 
+_CONSUMED: dict[int, tuple[Any, set[int]]] = {}
+"""The inputs each program consumes as keys, by program id (the program held: an id is never reused
+while in here); at most :data:`PROGRAMS_KEPT`."""
+PROGRAMS_KEPT = 256
+
+
+def _consumed(closed: Any) -> set[int]:
+    """The inputs of `closed` consumed as keys (see :func:`key_reuse.consumed_inputs`), remembered."""
+    held = _CONSUMED.get(id(closed))
+    if held is not None and held[0] is closed:
+        return held[1]
+    if len(_CONSUMED) >= PROGRAMS_KEPT:
+        _CONSUMED.pop(next(iter(_CONSUMED)))
+    found = consumed_inputs(closed)
+    _CONSUMED[id(closed)] = (closed, found)
+    return found
+
+
 _WATCHES: list[Watch] = []  # the innermost last; one thread's at a time (the patch is process-wide)
 _LOCK = threading.Lock()
 
@@ -105,10 +164,10 @@ def _process_primitive(self: Any, primitive: Any, args: Any, params: dict[str, A
 
 
 @contextlib.contextmanager
-def watching(call_site: FrameType) -> Iterator[Watch]:
+def watching(call_site: FrameType, nans: bool, keys: bool) -> Iterator[Watch]:
     """Watch the operations JAX runs eagerly in this thread inside the block (see the module docstring);
     a block inside another thread's watch watches nothing."""
-    watch = Watch(call_site)
+    watch = Watch(call_site, nans, keys)
     with _LOCK:
         owned = not _WATCHES or _WATCHES[-1].thread == watch.thread
         if owned:
@@ -132,7 +191,9 @@ def observe_rule(bwd: Any, args: Sequence[Any], out: Sequence[Any]) -> None:
     operations run compiled on plain arrays, unseen one by one, so the rule is the origin (at its
     definition) when its cotangents hold a NaN its inputs do not."""
     watches = _WATCHES
-    if not watches or watches[-1].thread != threading.get_ident() or "NaN" in watches[-1].found:
+    if not watches or watches[-1].thread != threading.get_ident() or not watches[-1].nans:
+        return
+    if "NaN" in watches[-1].found:
         return
     if has_tracer((args, out)) or not any(bad(v, "NaN") for v in jax.tree_util.tree_leaves(out)):
         return
@@ -144,15 +205,16 @@ def observe_rule(bwd: Any, args: Sequence[Any], out: Sequence[Any]) -> None:
     watches[-1].found["NaN"] = Origin(name or "custom_vjp backward rule", "NaN", where, True, True, None)
 
 
-def nan_checked_call(transformed: Callable[..., Any], fun: Any, args: tuple[Any, ...],
-                     kwargs: dict[str, Any]) -> Any:
+def checked_call(transformed: Callable[..., Any], fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                 nans: bool, keys: bool) -> Any:
     """`transformed(*args, **kwargs)` (an eager call of a checked `grad`/`vmap` of the user's `fun`) with
-    its NaN/Inf origin reported (JAX701)."""
+    its NaN/Inf origin reported (JAX701) when `nans`, and its keys consumed twice (JAX401) when `keys`."""
     __tracebackhide__ = True
     rule_lines.install(observe_rule)
-    with watching(caller_of_jaxcheck(sys._getframe(1))) as watch:
+    with watching(caller_of_jaxcheck(sys._getframe(1)), nans, keys) as watch:
         out = transformed(*args, **kwargs)
-    guarded(_report, watch, fun, args, kwargs, out)
+    if nans:
+        guarded(_report, watch, fun, args, kwargs, out)
     return out
 
 

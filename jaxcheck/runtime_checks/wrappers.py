@@ -10,7 +10,7 @@ from typing import Any
 
 from jaxcheck.runtime_checks import leaks, library_jits, originals
 from jaxcheck.runtime_checks.checked import checked
-from jaxcheck.runtime_checks.eager import nan_checked_call
+from jaxcheck.runtime_checks.eager import checked_call
 from jaxcheck.runtime_checks.frames import without_own_frames
 from jaxcheck.runtime_checks.jaxprs import has_tracer
 from jaxcheck.runtime_checks.session import current
@@ -48,7 +48,7 @@ def pmap(fun: Callable[..., Any] = _NOT_GIVEN, /, *args: Any, **options: Any) ->
 
 def _explained(transform: Callable[..., Any], transform_name: str) -> Callable[..., Any]:
     """A checked version of a transform that keeps no cache: tracer errors get their note; called outside
-    any trace in NaN mode, its NaN/Inf is located (see :mod:`eager`)."""
+    any trace, its NaN/Inf (NaN mode) and keys consumed twice are reported (see :mod:`eager`)."""
 
     @functools.wraps(transform)
     def checked_transform(fun: Callable[..., Any], *args: Any, **options: Any) -> Any:
@@ -61,8 +61,9 @@ def _explained(transform: Callable[..., Any], transform_name: str) -> Callable[.
             __tracebackhide__ = True
             watched = guarded(leaks.before_call, function_name(fun), fun, call_args, call_kwargs)
             try:
-                if current().settings.nans and not has_tracer((call_args, call_kwargs)):
-                    out = nan_checked_call(transformed, fun, call_args, call_kwargs)
+                settings = current().settings
+                if (settings.nans or settings.key_reuse) and not has_tracer((call_args, call_kwargs)):
+                    out = checked_call(transformed, fun, call_args, call_kwargs, settings.nans, settings.key_reuse)
                 else:
                     out = transformed(*call_args, **call_kwargs)
             except Exception as error:

@@ -133,3 +133,48 @@ def test_a_nan_made_by_a_custom_vjp_rule_in_an_eager_gradient_names_the_rule():
     assert [line for line, _ in found] == [_clipped_sqrt_bwd.__code__.co_firstlineno]
     assert "`_clipped_sqrt_bwd` in the backward pass (gradient)" in found[0][1]
     assert _findings(lambda: jax.grad(lambda x: safe_clipped_sqrt(x).sum())(jnp.array([1.0, 2.0]))) == []
+
+
+def draw(key):
+    return jax.random.normal(key, (2,))
+
+
+def draw_twice(key):
+    return jax.random.normal(key, (2,)) + jax.random.uniform(key, (2,))  # noqa: JAX401 (the bug under test)
+
+
+def draw_split(key):
+    first, second = jax.random.split(key)
+    return jax.random.normal(first, (2,)) + jax.random.uniform(second, (2,))
+
+
+def _key_findings(call: Any) -> list[tuple[int, str]]:
+    with rt.checking(mode="collect") as findings:
+        call()
+    assert all(d.code == "JAX401" for d in findings), findings
+    return [(d.range.start.line, d.message) for d in findings]
+
+
+def test_keys_reused_by_an_eager_vmap_are_reported():
+    keys = jax.random.split(jax.random.key(0), 3)
+
+    def twice_across_calls():
+        jax.vmap(draw)(keys)
+        jax.vmap(draw)(keys)  # the reuse
+
+    found = _key_findings(twice_across_calls)
+    assert [line for line, _ in found] == [_line(twice_across_calls, "# the reuse")]
+    assert f"already consumed on line {_line(draw, 'jax.random.normal')}" in found[0][1]
+    within = _key_findings(lambda: jax.vmap(draw_twice)(keys))
+    assert [line for line, _ in within] == [_line(draw_twice, "jax.random.uniform")]
+
+
+def test_keys_split_for_each_eager_call_are_not_reported():
+    def fresh_keys_each_call():
+        key = jax.random.key(1)
+        for _ in range(3):
+            key, batch, single = jax.random.split(key, 3)
+            jax.vmap(draw_split)(jax.random.split(batch, 3))
+            jax.grad(lambda w, k: (w * draw(k)).sum())(jnp.ones(2), single)
+
+    assert _key_findings(fresh_keys_each_call) == []
