@@ -13,8 +13,9 @@ What counts mirrors the static rule: operations that clamp, drop or fill silentl
 floats). Skipped: `mode="clip"`, and a fill or drop whose source line passes `mode=` (an explicit
 `mode="fill"`/`"drop"` compiles to the same program as the default; `jnp.take`'s `mode="wrap"` indexes in
 bounds), and indexing done inside library functions (`jax.ops.segment_sum` drops out-of-range ids by
-contract), under `jax.checkpoint` or in a custom derivative's function (bound whole, see
-:mod:`checked_program`). A `custom_vjp` backward rule traced into the program (`jit(grad(...))`) is.
+contract). Indexing under `jax.checkpoint` and in a custom derivative's function is checked by a shadow
+evaluation beside the call bound whole (see :mod:`checked_program`); a `custom_vjp` backward rule traced
+into the program (`jit(grad(...))`) is checked where JAX traced it.
 """
 
 from __future__ import annotations

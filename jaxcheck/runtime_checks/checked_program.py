@@ -1,9 +1,11 @@
 """Evaluating a program JAX traced, under jaxcheck's own jit, with the NaN and index checks' extra values:
 one NaN flag and one bounds table (see :mod:`nans`, :mod:`bounds`).
 
-Equations are bound again one by one with their source information; inner jitted functions are inlined
-(not `checkpoint`s or custom derivatives, bound whole: inlining a `custom_jvp` call was seen to change
-the compiled program's float results).
+Equations are bound again one by one with their source information; inner jitted functions are inlined.
+`checkpoint`s and custom derivatives are bound whole (inlining a `custom_jvp` call was seen to change the
+compiled program's float results); for index checks their inner program is evaluated a second time beside
+them, for its bounds table alone: the call's outputs are those of the call bound whole, and what the
+shadow computes beyond the indices it tests has no use, so XLA drops it.
 Loop and branch bodies are checked too: a `scan`, `while_loop` (`fori_loop`) or `cond` (`switch`) is bound
 again through `jax.lax` with its body evaluated the same way, the body's flag and table carried out of
 it (a flag is or-ed over iterations, a table row keeps the first out-of-bounds index of its operation).
@@ -23,7 +25,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxcheck.runtime_checks import bounds, nans
-from jaxcheck.runtime_checks.jaxprs import INLINED, bind, has_user_frame, read
+from jaxcheck.runtime_checks.jaxprs import CALLS, INLINED, bind, has_user_frame, inner_program, read
 
 
 _SHAPE: Callable[..., Any] = jax.ShapeDtypeStruct
@@ -70,6 +72,11 @@ def evaluate(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], checks: Che
         else:
             outs = bind(eqn, invals)
             checks.observe(eqn, invals, caller)
+            if checks.indices and name in CALLS and (inner := inner_program(eqn)) is not None:
+                shadow = Checks(nans=False, indices=True)
+                evaluate(getattr(inner, "jaxpr", inner), getattr(inner, "consts", []), invals, shadow,
+                         eqn if has_user_frame(eqn) else caller)
+                checks.tables.extend(shadow.tables)
         env.update(zip(eqn.outvars, outs))
     return [read(env, atom) for atom in jaxpr.outvars]
 

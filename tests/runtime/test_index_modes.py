@@ -61,3 +61,50 @@ def test_a_nan_made_inside_a_jax_function_is_reported_at_the_users_call():
     assert [(d.code, d.range.start.line) for d in findings] == [("JAX701", _line(normed, "jnp.linalg.norm"))]
     assert "backward pass (gradient) of `normed`" in findings[0].message
 
+
+
+@jax.checkpoint
+def picked_under_checkpoint(x, i):
+    return x[i]
+
+
+@jax.custom_jvp
+def picked_with_a_rule(x, i):
+    return x[i]
+
+
+picked_with_a_rule.defjvp(lambda primals, tangents: (picked_with_a_rule(*primals), tangents[0][primals[1]]))
+
+
+@jax.custom_vjp
+def picked_with_a_backward_rule(x, i):
+    return x[i] * 2.0
+
+
+picked_with_a_backward_rule.defvjp(lambda x, i: (picked_with_a_backward_rule(x, i), (x, i)),
+                                   lambda saved, g: (jnp.zeros_like(saved[0]), None))
+
+
+def test_indexing_under_checkpoint_and_in_a_custom_derivatives_function_is_checked():
+    for fun in (picked_under_checkpoint, picked_with_a_rule, picked_with_a_backward_rule):
+        assert [line for line, _ in _found(fun, 6)] == [_line(fun, "x[i]")], fun.__name__
+        assert _found(fun, 3) == []
+
+
+def _tilted(x):
+    return jnp.tanh(jnp.exp(x) * 0.3) @ jnp.ones(x.shape[-1])
+
+
+def test_the_shadow_evaluation_leaves_a_custom_derivatives_results_bit_for_bit():
+    tilted = jax.custom_jvp(_tilted)
+    tilted.defjvp(lambda primals, tangents: (tilted(*primals), tangents[0].sum()))
+
+    def step(x, i):
+        return jax.checkpoint(tilted)(x) + tilted(x * x[i])
+
+    x = jnp.linspace(-3.0, 3.0, 4096).reshape(64, 64)
+    bare = jax.jit(step)(x, jnp.array(2))
+    with rt.checking(mode="collect", index_checks=True, nans=True) as findings:
+        checked = jax.jit(step)(x, jnp.array(2))
+    assert findings == []
+    assert bare.tobytes() == checked.tobytes()
