@@ -344,7 +344,7 @@ def _report(report: CheckReport, fixed: Counter[tuple[str, str]], args: argparse
         sources=sources if sources is not None else
         read_sources(d.path for d in report.diagnostics) if args.format in NEEDS_SOURCES else {},
         color=stream is not None and _use_color(stream), unsafe_fixes=args.unsafe_fixes,
-        fixed=sum(fixed.values()), summary=not args.quiet,
+        fixed=sum(fixed.values()), summary=not args.quiet, unchecked=len({error.path for error in report.errors}),
         notebooks=notebooks if notebooks is not None else read_notebook_indexes(paths),
     )
     if args.statistics:

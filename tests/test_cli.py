@@ -44,6 +44,14 @@ def test_clean_exit_0(capsys, tmp_path: Path):
     assert run(capsys, "check", str(tmp_path), "-q") == (0, "", "")
 
 
+def test_a_file_that_cannot_be_checked_exits_2_without_all_checks_passed(capsys, tmp_path: Path):
+    (tmp_path / "ok.py").write_text("import jax\n")
+    (tmp_path / "broken.ipynb").write_text("{not json")
+    code, out, err = run(capsys, "check", "--no-cache", str(tmp_path))
+    assert (code, out) == (2, "No findings, but 1 file could not be checked.\n")
+    assert f"{tmp_path / 'broken.ipynb'}: error: not a notebook: invalid JSON" in err
+
+
 def test_select_and_ignore_by_code_and_prefix(capsys, buggy: Path):
     _, out, _ = run(capsys, "check", str(buggy), "--select", "JAX302")
     assert "JAX302" in out and "JAX301" not in out and "JAX303" not in out

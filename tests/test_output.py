@@ -194,6 +194,12 @@ def test_summary_counts_fixable_and_hidden_unsafe_fixes_like_ruff():
     assert summary([], PLAIN) == "All checks passed!\n" and summary([], OutputContext(summary=False)) == ""
 
 
+def test_summary_never_says_all_checks_passed_when_a_file_could_not_be_checked():
+    assert summary([], OutputContext(unchecked=1)) == "No findings, but 1 file could not be checked.\n"
+    assert summary(DIAGNOSTICS, OutputContext(unchecked=2)) == (
+        "Found 3 errors.\n[*] 1 fixable with the `--fix` option.\n2 files could not be checked.\n")
+
+
 def test_fixable_marker_follows_unsafe_fixes():
     assert " JAX103 print" in FORMATTERS["concise"]([UNSAFE])
     assert " JAX103 [*] print" in FORMATTERS["concise"]([UNSAFE], OutputContext(unsafe_fixes=True))

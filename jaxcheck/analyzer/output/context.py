@@ -18,13 +18,15 @@ from jaxcheck.analyzer.source import SourceDecodeError, decode_source, source_li
 class OutputContext:
     """`sources` maps a diagnostic's path to its lines (index 0 is line 1); `color` allows ANSI codes;
     `unsafe_fixes` makes unsafe fixes count as applicable (`[*]`); `fixed` is how many findings `--fix`
-    fixed; `summary` adds ruff's footer (`Found N errors.`, `All checks passed!`) to the human formats."""
+    fixed; `summary` adds ruff's footer (`Found N errors.`, `All checks passed!`) to the human formats;
+    `unchecked` is how many files could not be checked (their errors are printed apart, exit code 2)."""
 
     sources: Mapping[str, Sequence[str]] = field(default_factory=dict)
     color: bool = False
     unsafe_fixes: bool = False
     fixed: int = 0
     summary: bool = True
+    unchecked: int = 0
     notebooks: Mapping[str, NotebookIndex] = field(default_factory=dict)
     """How the lines of each notebook a finding is in map to its cells (see :mod:`..notebooks`)."""
 
@@ -61,12 +63,14 @@ def _plural(count: int, word: str, plural: str | None = None) -> str:
 def summary(diagnostics: Sequence[Diagnostic], context: OutputContext) -> str:
     """ruff's footer: `Found N errors.` (or `Found N errors (F fixed, R remaining).`), then
     ``[*] M fixable with the `--fix` option.`` and the hidden unsafe fixes; `All checks passed!` when
-    nothing is left and nothing was fixed. '' when `context.summary` is off."""
+    nothing is left, nothing was fixed and every file was checked (else it says how many could not be).
+    '' when `context.summary` is off."""
     if not context.summary:
         return ""
     remaining = len(diagnostics)
+    unchecked = f"{_plural(context.unchecked, 'file')} could not be checked." if context.unchecked else ""
     if not remaining and not context.fixed:
-        return "All checks passed!\n"
+        return f"No findings, but {unchecked}\n" if unchecked else "All checks passed!\n"
     if context.fixed:
         lines = [f"Found {_plural(remaining + context.fixed, 'error')} ({context.fixed} fixed, {remaining} remaining)."]
     else:
@@ -78,6 +82,8 @@ def summary(diagnostics: Sequence[Diagnostic], context: OutputContext) -> str:
         lines.append(f"[*] {fixable} fixable with the `--fix` option" + (f" ({hint})." if hidden else "."))
     elif hidden:
         lines.append(f"No fixes available ({hint}).")
+    if unchecked:
+        lines.append(unchecked)
     return "\n".join(lines) + "\n"
 
 
