@@ -11,8 +11,11 @@ Attributes too: `self.lr` (the object a method is bound to, or a static argument
 are read while tracing from the `__dict__` of objects, classes and modules of the user's code (never
 through a property), at most :data:`ATTRIBUTE_DEPTH` attributes deep and :data:`ATTRIBUTES` attribute
 reads per function; each object on the way is watched (`self.cfg` replaced is reported with what its
-`lr` was and is). An attribute the function also assigns (`self.calls += 1`), one inherited from the
-class (not in the object's `__dict__`) and one only probed (`self.buf.shape`) are not watched.
+`lr` was and is). An attribute an object inherits from its class (`lr = 1e-3` in the class body, or a
+user base class) is watched where it is found and in the object's own `__dict__`, so either a new class
+value or one set on the object later (`model.lr = 0.01`, shadowing the class's) is a change. An
+attribute the function also assigns (`self.calls += 1`) and one only probed (`self.buf.shape`) are not
+watched.
 
 In-place changes (`CONFIG["lr"] = 0.01`, `TABLE[0] = 5`) keep the object, so identity misses them: after
 a trace, NumPy arrays (up to 100,000 elements) and config-like containers (dicts, lists, tuples and sets
@@ -66,6 +69,10 @@ class Read:
     through: tuple[str, ...] = ()
     """The attributes the code reads further from the value (`self.cfg` read for `self.cfg.lr`: `("lr",)`):
     a change is what they lead to."""
+    inherited: tuple[Any, ...] = ()
+    """For an attribute the object (`holder` is its `__dict__`) inherits: the `__dict__`s of its user classes
+    in method resolution order, down to the one holding it, where the value is looked up when the object
+    holds none of its own."""
 
     @property
     def shown(self) -> str:
@@ -79,7 +86,12 @@ class Read:
     def now(self) -> Any:
         """The value the name has now (`_MISSING` when deleted)."""
         if isinstance(self.holder, _NAMESPACES):
-            return self.holder.get(self.name, _MISSING)
+            value = self.holder.get(self.name, _MISSING)
+            for owner in self.inherited if value is _MISSING else ():
+                value = owner.get(self.name, _MISSING)
+                if value is not _MISSING:
+                    break
+            return value
         try:
             return self.holder.cell_contents
         except ValueError:
@@ -249,15 +261,33 @@ def _chain_reads(base: Any, label: str, chain: list[str], use: Any, path: str, l
     value = base
     for depth, attribute in enumerate(chain):
         holder = _attributes(value)
-        value = holder.get(attribute, _MISSING) if holder is not None else _MISSING
+        inherited = _inherited_from(value, attribute) if holder is not None and attribute not in holder else ()
+        value = Read(holder, attribute, None, path, line, inherited=inherited).now() if holder is not None else _MISSING
         if value is _MISSING or not _is_data(value):
             break
         label = f"{label}.{attribute}"
         last = depth == len(chain) - 1
         used = _used({use}) if last and use is not None else None
         reads.append(Read(holder, attribute, value, path, line, used=used, label=label,
-                          through=tuple(chain[depth + 1:])))
+                          through=tuple(chain[depth + 1:]), inherited=inherited))
     return reads
+
+
+def _inherited_from(value: Any, attribute: str) -> tuple[Any, ...]:
+    """The `__dict__`s of the user classes of `value` (an object, not a class or module) in method
+    resolution order, down to the first holding `attribute`; () when none does (or a library class
+    comes first)."""
+    if isinstance(value, (type, types.ModuleType)):
+        return ()
+    owners = []
+    for cls in type(value).__mro__:
+        namespace = _attributes(cls)
+        if namespace is None:
+            return ()
+        owners.append(namespace)
+        if attribute in namespace:
+            return tuple(owners)
+    return ()
 
 
 def _used(uses: set[Any]) -> frozenset[Any] | None:
@@ -355,7 +385,10 @@ def identity_test(reads: list[Read]) -> tuple[str, tuple[Any, ...]]:
     terms, held = [], []
     for index, read in enumerate(reads):
         held += [read.holder, read.value]
-        if isinstance(read.holder, _NAMESPACES):
+        if read.inherited:  # looked up through the classes when the object holds none of its own
+            held[-2] = read
+            terms.append(f"_now(_h[{2 * index}]) is not _h[{2 * index + 1}]")
+        elif isinstance(read.holder, _NAMESPACES):
             terms.append(f"_h[{2 * index}].get({read.name!r}, _M) is not _h[{2 * index + 1}]")
         else:
             terms.append(f"_cell(_h[{2 * index}]) is not _h[{2 * index + 1}]")
@@ -402,7 +435,8 @@ def _follow(value: Any, attributes: tuple[str, ...]) -> Any:
     """The value `attributes` lead to from `value` (read from `__dict__`s), `_MISSING` where one is not."""
     for attribute in attributes:
         holder = _attributes(value)
-        value = holder.get(attribute, _MISSING) if holder is not None else _MISSING
+        inherited = _inherited_from(value, attribute) if holder is not None and attribute not in holder else ()
+        value = Read(holder, attribute, None, "", 0, inherited=inherited).now() if holder is not None else _MISSING
     return value
 
 
@@ -441,4 +475,4 @@ def short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-IDENTITY_NAMES.update(_M=_MISSING, _cell=_cell_contents)
+IDENTITY_NAMES.update(_M=_MISSING, _cell=_cell_contents, _now=Read.now)

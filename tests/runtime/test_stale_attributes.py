@@ -63,6 +63,31 @@ f(jnp.ones(2))
 Settings.SCALE = 3.0
 f(jnp.ones(2))
 """),
+    Program("class_default_shadowed_on_the_object_later", """
+class Trainer:
+    lr = 0.1
+    def step(self, w):
+        return w - self.lr * w  # JAX101
+trainer = Trainer()
+step = jax.jit(trainer.step)
+step(jnp.ones(2))
+trainer.lr = 0.01
+step(jnp.ones(2))
+"""),
+    Program("attribute_inherited_from_a_base_class_changed_there", """
+class Base:
+    scale = 2.0
+class Model(Base):
+    def __init__(self):
+        self.bias = 1.0
+    def apply(self, x):
+        return x * self.scale + self.bias  # JAX101
+model = Model()
+apply = jax.jit(model.apply)
+apply(jnp.ones(2))
+Base.scale = 3.0
+apply(jnp.ones(2))
+"""),
     Program("attribute_changed_in_place", """
 class Model:
     def __init__(self):
@@ -100,6 +125,21 @@ step = jax.jit(trainer.step)
 for lr in (0.1, 0.01, 0.001):
     trainer.lr = lr
     step(jnp.ones(2), trainer.lr)
+"""),
+    Program("class_default_never_changed_or_set_to_an_equal_value", """
+class Base:
+    scale = 2.0
+class Model(Base):
+    lr = 0.1
+    def apply(self, x):
+        return x * self.scale * self.lr
+model = Model()
+apply = jax.jit(model.apply)
+apply(jnp.ones(2))
+model.lr = 0.1
+Model.scale = 2.0
+for _ in range(3):
+    apply(jnp.ones(2))
 """),
     Program("attribute_assigned_while_tracing", """
 class Counter:
