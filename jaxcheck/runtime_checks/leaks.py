@@ -10,8 +10,9 @@ partials, at most :data:`OBJECTS` objects in all and :data:`ITEMS` items per con
 there can only be a leak (JAX's `checking_leaks` reports it too); using it later raises
 `UnexpectedTracerError`. A `grad`, `value_and_grad` or `vmap` called with no cache (outside `jit`) is
 searched the same way after the call, for tracers that were not there before it and whose trace has
-ended, when the code of the function itself stores outside its locals (known per code object, so a
-function that does not costs a lookup per call).
+ended, when the code of the function or of a user function it names stores outside its locals (known
+per function object, computed once from the helpers it names then: a function whose code reaches no
+store costs a lookup per call).
 
 The store is the instruction of that code that writes where the tracer was found: `STORE_ATTR` of the
 attribute holding it (`self.cache = h`), `STORE_GLOBAL`/`STORE_DEREF` of the name, a call of
@@ -125,8 +126,7 @@ def before_call(name: str, fun: Any, args: tuple[Any, ...], kwargs: dict[str, An
     """What :func:`after_call` needs to find the leaks of a call of an uncached transform of `fun`; None
     (nothing to do) when the code of `fun` itself stores nowhere but in its locals."""
     fun = user_function(fun)
-    code = getattr(getattr(fun, "__func__", fun), "__code__", None)
-    if not isinstance(code, types.CodeType) or not _stores_outside(code):
+    if fun is None or not _reaches_store(getattr(fun, "__func__", fun)):
         return None
     roots = _roots(fun, _codes(fun), args, kwargs)
     return Watched(name, fun, args, kwargs, tuple(tracer for _, _, tracer in _tracers(roots, lambda _: True)))
@@ -144,6 +144,22 @@ def after_call(watched: Watched) -> None:
         trace = getattr(trace, "parent_trace", None)
     _emit(watched.name, leaks(watched.fun, watched.args, watched.kwargs,
                               lambda tracer: id(tracer) not in known and id(getattr(tracer, "_trace", None)) not in live))
+
+
+_REACHES_STORE: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
+
+
+def _reaches_store(function: Any) -> bool:
+    """True when the code of `function` or of the user functions it names (see :func:`_codes`, as they are
+    named the first time it is asked) can store outside its locals; remembered per function object."""
+    try:
+        return _REACHES_STORE[function]
+    except KeyError:
+        pass
+    except TypeError:  # not weakly referable: not remembered
+        return any(_stores_outside(code) for code, _ in _codes(function))
+    found = _REACHES_STORE[function] = any(_stores_outside(code) for code, _ in _codes(function))
+    return found
 
 
 @functools.lru_cache(maxsize=1024)

@@ -84,6 +84,16 @@ def loss(w):
     return p.sum()
 jax.grad(loss)(jnp.ones(2))
 """),
+    Program("in_a_helper_under_grad_outside_jit", """
+history = []
+def record(value):
+    history.append(value)  # JAX102
+def loss(w):
+    p = w * 3
+    record(p)
+    return p.sum()
+jax.grad(loss)(jnp.ones(2))
+"""),
     Program("under_vmap_outside_jit", """
 class Stats:
     def __init__(self):
@@ -155,6 +165,17 @@ def f(p):
     log.w = 1.0
     return p.w * 2
 f(Params(jnp.ones(2)))
+"""),
+    Program("helper_under_grad_outside_jit_storing_shapes", """
+shapes = []
+def record(value):
+    shapes.append(value.shape)
+def loss(w):
+    p = w * 3
+    record(p)
+    return p.sum()
+for _ in range(2):
+    jax.grad(loss)(jnp.ones(2))
 """),
     Program("grad_outside_jit_counting_calls", """
 calls = []
