@@ -260,9 +260,7 @@ def _chain_reads(base: Any, label: str, chain: list[str], use: Any, path: str, l
     reads = []
     value = base
     for depth, attribute in enumerate(chain):
-        holder = _attributes(value)
-        inherited = _inherited_from(value, attribute) if holder is not None and attribute not in holder else ()
-        value = Read(holder, attribute, None, path, line, inherited=inherited).now() if holder is not None else _MISSING
+        holder, inherited, value = _attribute(value, attribute)
         if value is _MISSING or not _is_data(value):
             break
         label = f"{label}.{attribute}"
@@ -271,6 +269,17 @@ def _chain_reads(base: Any, label: str, chain: list[str], use: Any, path: str, l
         reads.append(Read(holder, attribute, value, path, line, used=used, label=label,
                           through=tuple(chain[depth + 1:]), inherited=inherited))
     return reads
+
+
+def _attribute(value: Any, attribute: str) -> tuple[Any, tuple[Any, ...], Any]:
+    """`value.attribute` read from `__dict__`s (no property runs): the `__dict__` of `value` it is read
+    from, the class `__dict__`s it is looked up in when `value` holds none of its own (see
+    :attr:`Read.inherited`), and the attribute's value (`_MISSING` where there is none)."""
+    holder = _attributes(value)
+    if holder is None:
+        return None, (), _MISSING
+    inherited = _inherited_from(value, attribute) if attribute not in holder else ()
+    return holder, inherited, Read(holder, attribute, None, "", 0, inherited=inherited).now()
 
 
 def _inherited_from(value: Any, attribute: str) -> tuple[Any, ...]:
@@ -434,9 +443,7 @@ def changed(reads: list[Read]) -> list[tuple[Read, Any]]:
 def _follow(value: Any, attributes: tuple[str, ...]) -> Any:
     """The value `attributes` lead to from `value` (read from `__dict__`s), `_MISSING` where one is not."""
     for attribute in attributes:
-        holder = _attributes(value)
-        inherited = _inherited_from(value, attribute) if holder is not None and attribute not in holder else ()
-        value = Read(holder, attribute, None, "", 0, inherited=inherited).now() if holder is not None else _MISSING
+        value = _attribute(value, attribute)[2]
     return value
 
 
