@@ -3,6 +3,7 @@ the standard library."""
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import sysconfig
@@ -67,7 +68,14 @@ def is_library_file(path: str) -> bool:
     prompt (`<stdin>`) or in IPython (`<ipython-input-...>`) is the user's."""
     if path.startswith("<"):
         return not path.startswith(_INTERACTIVE)
-    path = os.path.abspath(path)
+    return _is_library_path(path if os.path.isabs(path) else os.path.abspath(path))
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_library_path(path: str) -> bool:
+    """:func:`is_library_file` of an absolute path, remembered: checked calls look up their caller's frame
+    on every call that tracks keys (a relative path is made absolute first, against the current folder)."""
+    path = os.path.normpath(path)
     return path.startswith(_LIBRARY_DIRS) or "site-packages" in path or "dist-packages" in path
 
 
