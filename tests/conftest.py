@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -14,6 +15,13 @@ from jaxcheck import check_source
 from jaxcheck.analyzer.config import Settings
 from jaxcheck.analyzer.diagnostics import Diagnostic
 from jaxcheck.analyzer.registry import rule_by_code_or_name, selected_codes
+
+
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    # A shell without job control starts background commands with SIGINT ignored, and the programs the
+    # tests start would inherit that (a Python started so never raises KeyboardInterrupt): the tests of
+    # Ctrl-C need the disposition a terminal gives. A handler of ours is reset to the default on exec.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def findings(source: str | bytes, code: str | None = None, also: str | None = None) -> list[Diagnostic]:
