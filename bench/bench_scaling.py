@@ -30,7 +30,7 @@ from scaling_programs import FAMILIES, Project  # noqa: E402
 
 DEFAULT_N = {
     "helper_chain_conditional": 200, "threaded_state_guarded": 300, "nested_branches": 150,
-    "long_jitted": 300, "key_split_loops": 200, "nested_loops": 8, "module_chain": 150, "wide_modules": 150,
+    "long_jitted": 300, "key_split_loops": 200, "nested_loops": 24, "module_chain": 150, "wide_modules": 150,
     "many_small_files": 150, "big_literals": 3000,
 }
 """Sizes at which the smallest run costs about a second beyond start-up (so that noise of a tenth of a
