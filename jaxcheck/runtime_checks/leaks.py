@@ -124,7 +124,8 @@ class Watched:
 
 def before_call(name: str, fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Watched | None:
     """What :func:`after_call` needs to find the leaks of a call of an uncached transform of `fun`; None
-    (nothing to do) when the code of `fun` itself stores nowhere but in its locals."""
+    (nothing to do) when neither the code of `fun` nor that of the user functions it names stores
+    anywhere but in its locals (see :func:`_reaches_store`)."""
     fun = user_function(fun)
     if fun is None or not _reaches_store(getattr(fun, "__func__", fun)):
         return None
