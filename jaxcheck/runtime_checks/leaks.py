@@ -153,13 +153,9 @@ _REACHES_STORE: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary
 def _reaches_store(function: Any) -> bool:
     """True when the code of `function` or of the user functions it names (see :func:`_codes`, as they are
     named the first time it is asked) can store outside its locals; remembered per function object."""
-    try:
-        return _REACHES_STORE[function]
-    except KeyError:
-        pass
-    except TypeError:  # not weakly referable: not remembered
-        return any(_stores_outside(code) for code, _ in _codes(function))
-    found = _REACHES_STORE[function] = any(_stores_outside(code) for code, _ in _codes(function))
+    found = _REACHES_STORE.get(function)
+    if found is None:
+        found = _REACHES_STORE[function] = any(_stores_outside(code) for code, _ in _codes(function))
     return found
 
 

@@ -62,7 +62,6 @@ def test_a_nan_made_inside_a_jax_function_is_reported_at_the_users_call():
     assert "backward pass (gradient) of `normed`" in findings[0].message
 
 
-
 @jax.checkpoint
 def picked_under_checkpoint(x, i):
     return x[i]
