@@ -3,8 +3,9 @@
 
 Per call (the generated forwarder): an identity check of the recorded globals, the call, and the slow
 path only when something happened: a new trace (keys the program consumes), a changed global (stale
-read), keys to track, NaN flags and bounds tables to read. Nothing here traces: the programs analysed
-are the ones JAX traced and cached for the call.
+read), keys to track, NaN flags and bounds tables to read; none at all once the forwarder is quiet (see
+:mod:`forwarder`). Nothing here traces: the programs analysed are the ones JAX traced and cached for the
+call.
 """
 
 from __future__ import annotations
@@ -48,6 +49,14 @@ class CheckedFunction:
         self.body = body_of(fun)
         self.watch_keys = False  # keys to track on every call
         self.slow = False  # the forwarder calls `after` on every call (keys are watched)
+        self.may_go_quiet = transform_name == "jax.jit" and all(
+            options.get(name) is None for name in ("static_argnums", "static_argnames"))
+        """Whether its forwarder may go quiet (see :mod:`forwarder`). Not a pmap's: its call-time errors
+        get notes (JAX702). Not a jit with static arguments: a new static value can trace a program that
+        consumes keys the earlier ones did not, and the key of the quiet call that traced it would go
+        untracked (a new shape rarely changes which inputs a program consumes)."""
+        self.quiet_class: type[Forwarder] | None = None  # see `forwarder.quiet_class`
+        self.clean_calls = 0  # calls that left nothing to do (see `forwarder.QUIET_AFTER`)
         self.key_positions: tuple[tuple[int | str, int | None], ...] = ()  # (argument, leaf index in it)
         self.pending: deque[tuple[Any, Any, tuple[Any, ...] | None, dict[str, Any]]] = deque()
         """Per instrumented call: its NaN flag and bounds table, and its arguments (None when donated)."""
@@ -73,6 +82,11 @@ class CheckedFunction:
         forwarder = self._forwarder()
         if forwarder is not None:
             watch_reads(forwarder, reads, clock)
+
+    @property
+    def quiet(self) -> bool:
+        """Whether its forwarder is quiet (see :mod:`forwarder`): calls run none of jaxcheck's code."""
+        return self.quiet_class is not None and type(self._forwarder()) is self.quiet_class
 
     # -- per call ------------------------------------------------------------------------------
     def after(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:

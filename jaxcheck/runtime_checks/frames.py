@@ -10,12 +10,14 @@ import sysconfig
 from types import CodeType, FrameType, TracebackType
 
 import jax
+import jaxlib
 from jax._src import config as jax_config
 from jax._src import source_info_util, traceback_util
 
 _JAXCHECK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__))
 _LIBRARY_DIRS: tuple[str, ...] = tuple(
-    sorted({os.path.dirname(os.path.abspath(jax.__file__)), _JAXCHECK_DIR,
+    sorted({_JAX_DIR, _JAXCHECK_DIR,
             *(os.path.abspath(sysconfig.get_paths()[key]) for key in ("stdlib", "platstdlib", "purelib", "platlib"))})
 )
 
@@ -43,6 +45,23 @@ def caller_of_jaxcheck(frame: FrameType) -> FrameType:
     while frame.f_back is not None and _is_own(frame.f_code.co_filename):
         frame = frame.f_back
     return frame
+
+
+_JAX_AND_RUNTIME = tuple(os.path.join(folder, "") for folder in (
+    _JAX_DIR, os.path.dirname(os.path.abspath(jaxlib.__file__)), _RUNTIME_DIR))
+
+
+def called_through_forwarder(frame: FrameType | None) -> bool:
+    """Whether the first frame at or above `frame` outside JAX and jaxcheck's runtime modules is a
+    generated forwarder's (the call that led here came through one that was not quiet)."""
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if path == FORWARDER_FILE:
+            return True
+        if not path.startswith(_JAX_AND_RUNTIME):
+            return False
+        frame = frame.f_back
+    return False
 
 
 def without_own_frames(tb: TracebackType | None) -> TracebackType | None:

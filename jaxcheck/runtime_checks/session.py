@@ -7,6 +7,7 @@ so a function decorated at import time follows the session active when it runs.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +38,9 @@ class _Active:
 
 
 ACTIVE = _Active()
+QUIET: weakref.WeakSet[Any] = weakref.WeakSet()
+"""The quiet forwarders (see :mod:`forwarder`): they call the bare object with no check per call, and
+wake when a session turns NaN or index checks on."""
 
 
 def current() -> Session:
@@ -45,10 +49,14 @@ def current() -> Session:
 
 
 def activate(session: Session) -> Session:
-    """Make `session` the active one; return the one it replaces."""
+    """Make `session` the active one (waking the quiet forwarders when it checks NaNs or indices, which
+    quiet ones cannot); return the one it replaces."""
     previous = ACTIVE.ended = ACTIVE.session
     ACTIVE.session = session
     ACTIVE.instrumented = session.settings.nans or session.settings.index_checks
+    if ACTIVE.instrumented:
+        for forwarder in list(QUIET):
+            forwarder.wake()
     return previous
 
 

@@ -6,7 +6,8 @@ jaxcheck's: it never traces on its own).
 While JAX traces it (and only then): the trace is counted in the session's trace log with what changed
 (JAX501), output written by user code is noted (JAX103), reads of hidden state are noted (JAX104),
 traced values the user's code stored where they outlive the trace are reported (JAX102), and the globals
-the trace read are recorded (JAX101, checked by the forwarders of its checked transforms).
+the trace read are recorded (JAX101, checked by the forwarders of its checked transforms), and a trace
+that a quiet forwarder's call started (see :mod:`forwarder`) gets the note of a tracer error it raises.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from jax._src import api_util
 from jax._src.util import fun_name
 
 from jaxcheck.runtime_checks import leaks, library_jits, retrace, stale_globals
-from jaxcheck.runtime_checks.frames import user_frame
+from jaxcheck.runtime_checks.frames import called_through_forwarder, user_frame
 from jaxcheck.runtime_checks.hidden_state import hidden_state_message, watching
 from jaxcheck.runtime_checks.report import RuntimeCheckError, diagnostic
 from jaxcheck.runtime_checks.session import current
@@ -111,10 +112,15 @@ class Body:
         reads = (guarded(stale_globals.record_reads, user_fun, 200, objects) or []) \
             if settings.stale_globals and user_fun else []
         trace = guarded(leaks.current_trace)
-        with contextlib.ExitStack() as stack:
-            output = stack.enter_context(capture_output()) if settings.side_effects else []
-            hidden = stack.enter_context(watching()) if settings.hidden_state else []
-            out = fun(*args, **kwargs)
+        try:
+            with contextlib.ExitStack() as stack:
+                output = stack.enter_context(capture_output()) if settings.side_effects else []
+                hidden = stack.enter_context(watching()) if settings.hidden_state else []
+                out = fun(*args, **kwargs)
+        except Exception as error:
+            if not called_through_forwarder(sys._getframe(1)):
+                guarded(self._note_error, error, args, kwargs)
+            raise
         guarded(self._report_trace_effects, output, hidden)
         if user_fun is not None:
             guarded(leaks.report, self.name, user_fun, *(call[1:] if call else (args, kwargs)), trace)
@@ -124,6 +130,15 @@ class Body:
         self.watch_reads()
         guarded(self._count_trace, *(call or (fun, args, kwargs)))
         return out
+
+    def _note_error(self, error: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """A trace a quiet forwarder's call started failed: no forwarder code runs after it, so the note
+        a forwarder would add (see `CheckedFunction.on_error`) is added here, from the arguments the trace
+        saw (a traced argument's value is a tracer here, so the note cannot show it)."""
+        for checked in list(self.forwarders):
+            if checked.quiet:
+                checked.on_error(error, args, kwargs)
+                return
 
     def _report_trace_effects(self, output: list[tuple[str, int, str]], hidden: list[tuple[str, int, str]]) -> None:
         reporter = current().reporter

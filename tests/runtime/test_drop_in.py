@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import jaxcheck.runtime as rt
+from jaxcheck.runtime_checks.forwarder import QUIET_AFTER
 
 MODES = [{}, {"nans": True}, {"index_checks": True}]
 MODE_IDS = ["defaults", "nans", "index_checks"]
@@ -227,3 +228,110 @@ def test_a_program_with_io_callbacks_is_not_replayed_to_locate_a_nan():
     assert len(findings) == 1
     assert "not located: its program has side-effecting callbacks" in findings[0].message
     assert findings[0].range.start.line == step.__code__.co_firstlineno
+
+
+def _runtime_code_run_by(call: Any) -> list[str]:
+    """The functions of jaxcheck's runtime (and its generated forwarders) that `call()` enters."""
+    entered: list[str] = []
+
+    def profile(frame: Any, event: str, _arg: Any) -> None:
+        path = frame.f_code.co_filename
+        if event == "call" and ("runtime_checks" in path or path == "<jaxcheck-forwarder>"):
+            entered.append(frame.f_code.co_name)
+
+    import sys
+
+    sys.setprofile(profile)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    return entered
+
+
+def test_a_call_with_nothing_to_check_runs_no_code_of_jaxchecks():
+    def f(x):
+        return x * 0.5 + 1.0
+
+    x = jnp.ones(8)
+    with rt.checking(mode="collect"):
+        checked = jax.jit(f)
+        assert _runtime_code_run_by(lambda: checked(x)) != []  # the first call: the trace's checks
+        for _ in range(QUIET_AFTER):
+            checked(x)
+        assert _runtime_code_run_by(lambda: checked(x)) == []  # then the bare object's call, from C
+        np.testing.assert_array_equal(checked(x), jax.jit(f)(x))
+        assert "<PjitFunction" in repr(checked)
+    with rt.checking(mode="collect", nans=True):  # NaN checks need the forwarder's code on every call
+        assert _runtime_code_run_by(lambda: checked(x)) != []
+
+
+def test_a_function_with_work_per_call_keeps_its_checks():
+    scale = 2.0
+
+    def reads_a_global(x):
+        return x * scale
+
+    def takes_a_key(key):
+        return jax.random.normal(key)
+
+    with rt.checking(mode="collect") as findings:
+        with_global, with_key, with_static = (jax.jit(reads_a_global), jax.jit(takes_a_key),
+                                              jax.jit(lambda x, n: x * n, static_argnums=1))
+        key, x = jax.random.key(0), jnp.ones(3)
+        for call in (lambda: with_global(x), lambda: with_key(key), lambda: with_static(x, 2)):
+            call()
+            assert _runtime_code_run_by(call) != []
+    assert [d.code for d in findings] == ["JAX401"]  # the key passed twice (the third call above)
+
+
+def test_a_new_trace_of_a_quiet_function_is_checked_as_the_first():
+    def f(x):
+        if x.shape[0] == 4 and x.sum() > 0:  # noqa: JAX301 (the bug under test, on 4 elements only)
+            return x
+        return x * 2
+
+    with rt.checking(mode="collect"):
+        checked = jax.jit(f)
+        for _ in range(QUIET_AFTER + 1):
+            checked(jnp.ones(3))  # quiet from here
+        with pytest.raises(jax.errors.TracerBoolConversionError) as caught:
+            checked(jnp.ones(4))  # traces: the error is the user's, with the note, once
+    error = caught.value
+    text = "".join(traceback.format_exception(error))
+    assert "runtime_checks" not in text and "jaxcheck-forwarder" not in text
+    assert [frame.name for frame in traceback.extract_tb(error.__traceback__)][-1] == "f"
+    with rt.checking(mode="collect"):
+        with pytest.raises(jax.errors.TracerBoolConversionError) as first:
+            jax.jit(f)(jnp.ones(4))  # the same error on a first call
+    ours = [note for note in error.__notes__ if note.startswith("jaxcheck")]
+    assert ours == [note for note in first.value.__notes__ if note.startswith("jaxcheck")] and len(ours) == 1
+
+    def draws(x, key):
+        return x + (jax.random.normal(key, x.shape) if x.shape[0] == 4 else 0.0)
+
+    key = jax.random.key(0)
+    with rt.checking(mode="collect") as findings:
+        checked = jax.jit(draws)
+        for _ in range(QUIET_AFTER + 1):
+            checked(jnp.ones(3), key)  # quiet: the program consumes no key
+        checked(jnp.ones(4), key)  # a quiet call traces one that does: the next call reads it
+        checked(jnp.ones(4), key)
+        checked(jnp.ones(4), key)
+    assert [d.code for d in findings] == ["JAX401"]
+
+
+def test_a_quiet_jit_object_is_wrapped_by_custom_rules_as_the_bare_one():
+    def f(x, y):
+        return x * y
+
+    def wrapped_call() -> Any:
+        rule = jax.custom_jvp(jax.jit(f))
+        rule.defjvp(lambda primals, tangents: (f(*primals), tangents[0] * primals[1]))
+        for _ in range(QUIET_AFTER + 1):
+            rule(jnp.ones(2), y=jnp.ones(2))  # the jit object goes quiet
+        return rule(jnp.ones(2), y=jnp.full(2, 3.0))  # keywords resolved by the jit object's signature
+
+    bare = _outcome(wrapped_call)
+    with rt.checking(mode="collect"):
+        assert _outcome(wrapped_call) == bare == ("ok", [3.0, 3.0])
