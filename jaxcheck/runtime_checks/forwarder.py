@@ -83,7 +83,7 @@ class Forwarder:
 
     def wake(self) -> None:
         """Take the slow path on the next call again (a quiet forwarder has no globals to test)."""
-        if type(self) is quiet_class(self._checked):
+        if type(self) is self._checked.quiet_class:
             self.__class__ = _class("False", "pass")
         QUIET.discard(self)
 
