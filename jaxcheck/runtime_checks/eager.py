@@ -14,7 +14,8 @@ twice: the values read are the ones the call computed. A NaN that never reached 
 Keys: an operation (a jitted JAX function such as `jax.random.normal`) that consumes a key array it was
 given is tracked in the session's key tracker at the user's line; a key consumed again is JAX401. That
 sees keys being mapped or differentiated (`jax.vmap(sample)(keys)`), which reach JAX's operations one by
-one; a key passed as a plain array is consumed by a compiled call this watch does not see (not tracked).
+one, and legacy raw keys (`jax.random.PRNGKey`), which `jax.random` wraps as an operation of its own
+before consuming the typed key it made (the raw key is tracked).
 
 A jitted function of the user's that runs as one operation is replayed on that operation's inputs (its
 program, as JAX cached it) to name the line inside it.
@@ -63,10 +64,15 @@ class Watch:
         self.thread = threading.get_ident()
         self.found: dict[str, Origin] = {}
         self.consumed: set[int] = set()  # ids of the keys this call consumed (the tracker holds them)
+        self.raw: dict[int, tuple[Any, Any]] = {}
+        """Legacy keys wrapped during the call, by the typed key's id: (typed key, the raw key). `jax.random`
+        wraps a raw key as an operation of its own, a new typed key each time: the raw one is tracked."""
 
     def observe(self, primitive: Any, args: Any, params: dict[str, Any], out: Any) -> None:
         """Track the keys `primitive` consumed; note where it first made a NaN (or an Inf) out of inputs
         without one."""
+        if self.keys and primitive.name == "random_wrap" and not has_tracer(args):
+            self.raw[id(out)] = (out, args[0])
         if self.keys and primitive.name in ("jit", "pjit") and any(is_key(arg) for arg in args):
             self._track_keys(params["jaxpr"], args)
         if self.nans:
@@ -82,6 +88,7 @@ class Watch:
             key = args[index] if index < len(args) else None
             if key is None or isinstance(key, jax.core.Tracer) or not is_key(key) or where is None:
                 continue
+            key = self.raw.get(id(key), (None, key))[1]
             before = session.keys.track(key, *where)
             if before is None:
                 self.consumed.add(id(key))

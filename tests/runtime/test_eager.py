@@ -178,3 +178,26 @@ def test_keys_split_for_each_eager_call_are_not_reported():
             jax.grad(lambda w, k: (w * draw(k)).sum())(jnp.ones(2), single)
 
     assert _key_findings(fresh_keys_each_call) == []
+
+
+def test_a_legacy_raw_key_reused_by_an_eager_grad_is_reported():
+    def loss(w, key):
+        return ((w + draw(key)) ** 2).sum()
+
+    def reused_every_step():
+        key, w = jax.random.PRNGKey(0), jnp.ones(2)
+        for _ in range(2):
+            w = w - 0.1 * jax.grad(loss)(w, key)  # the reuse
+
+    def split_every_step():
+        key, w = jax.random.PRNGKey(0), jnp.ones(2)
+        for _ in range(2):
+            key, sub = jax.random.split(key)
+            w = w - 0.1 * jax.grad(loss)(w, sub)
+
+    found = _key_findings(reused_every_step)
+    assert [line for line, _ in found] == [_line(reused_every_step, "# the reuse")]
+    assert f"already consumed on line {_line(draw, 'jax.random.normal')}" in found[0][1]
+    within = _key_findings(lambda: jax.grad(lambda w, k: (w * draw_twice(k)).sum())(jnp.ones(2), jax.random.PRNGKey(1)))
+    assert [line for line, _ in within] == [_line(draw_twice, "jax.random.uniform")]
+    assert _key_findings(split_every_step) == []
