@@ -8,7 +8,8 @@ by the median over rounds of each round's ratio to bare `jax.jit`, printed with 
 and the highest round's ratio). Workloads: a dispatch-bound tiny function, a 1M-element function, an MLP training step
 (Optax Adam when installed, else hand-written SGD), an indexing step (a gather, a dynamic slice and a
 scatter-add per call), and a key-consuming sampler fed by `split`. Variants: the default checks, NaN mode,
-index-check mode, `jax_debug_nans`, checkify float and index checks, and `jax_debug_key_reuse`. Targets:
+index-check mode, `jax_debug_nans`, checkify float and index checks, and `jax_debug_key_reuse`; the tiny and
+1M rows time bare `jax.jit` once more last, against itself: its ratio is the run's noise floor. Targets:
 defaults at most 1.10x (tiny) and 1.02x (1M); NaN mode at most 1.5x on the MLP step. Machines are shared
 and noisy: compare ratios from one run, not seconds across runs. `--workloads indexing,mlp` runs a subset.
 """
@@ -112,6 +113,7 @@ def _array_variants(f: Callable[[Any], Any]) -> dict[str, tuple[Step, Callable[[
         "jaxcheck nans": (checked, lambda: _checks(nans=True)),
         "jaxcheck index_checks": (checked, lambda: _checks(index_checks=True)),
         "jax_debug_nans": (bare, lambda: _flag("jax_debug_nans")),
+        "bare jax.jit, again": (bare, _nothing),
     }
 
 
