@@ -47,6 +47,7 @@ if TYPE_CHECKING:  # these load LibCST: imported where a file is parsed, never o
     import libcst as cst
     from libcst.metadata import CodeRange
 
+    from jaxcheck.analyzer.reparse import ChunkedParse
     from jaxcheck.analyzer.rule import NodeFix, Report, Rule
     from jaxcheck.analyzer.semantics import SemanticModel
     from jaxcheck.analyzer.semantics.model import TraceNote
@@ -151,10 +152,13 @@ class Linter:
         self._last_importers: dict[Path, _ImporterScan] = {}
         """Per file checked in a project, the last scan for its importers (see :meth:`_importer_summaries`),
         for the MAX_KEPT_SOLVES files checked most recently."""
+        self._last_parses: dict[Path, ChunkedParse] = {}
+        """Per file checked in a project, its last parse by top-level statement (see :mod:`reparse`), for
+        the MAX_KEPT_SOLVES files checked most recently."""
 
     def __getstate__(self) -> dict[str, object]:
         """What a worker process receives: the linter without this process's caches (solves, trees)."""
-        return {**self.__dict__, "_last_solves": {}, "_elsewhere": {}, "_last_importers": {}}
+        return {**self.__dict__, "_last_solves": {}, "_elsewhere": {}, "_last_importers": {}, "_last_parses": {}}
 
     @property
     def rules(self) -> list[type[Rule]]:
@@ -199,9 +203,13 @@ class Linter:
         return base
 
     # -------------------------------------------------------------------------------- one file
-    def analyze(self, display_path: str, data: bytes, module: ModuleName) -> Analysis | FileOutcome:
-        """Decode, parse and model one file; an FileOutcome with JAX001 or an error when that fails."""
+    def analyze(self, display_path: str, data: bytes, module: ModuleName,
+                edited: Path | None = None) -> Analysis | FileOutcome:
+        """Decode, parse and model one file; an FileOutcome with JAX001 or an error when that fails.
+        `edited`: the file is a buffer checked again on every edit (a Python file, not a notebook): its
+        last parse is kept, and its unchanged top-level statements reused (see :mod:`reparse`)."""
         from jaxcheck.analyzer.parsing import ParseFailure, parse_source
+        from jaxcheck.analyzer.reparse import parse_reusing
         from jaxcheck.analyzer.semantics.builder import ModelBuilder
 
         notebook = None
@@ -221,7 +229,14 @@ class Linter:
             if notebook is not None:
                 failure.diagnostics = in_cells(failure.diagnostics, notebook.index)
             return failure
-        parsed = parse_source(text)
+        if edited is not None and notebook is None:
+            parsed, kept = parse_reusing(text, self._last_parses.pop(edited, None))
+            if kept is not None:
+                self._last_parses[edited] = kept
+                while len(self._last_parses) > MAX_KEPT_SOLVES:  # the least recently parsed files go first
+                    del self._last_parses[next(iter(self._last_parses))]
+        else:
+            parsed = parse_source(text)
         if isinstance(parsed, ParseFailure) and parsed.valid:
             return self.failed(display_path, f"cannot analyze line {parsed.line}: {parsed.message}")
         if isinstance(parsed, ParseFailure):
@@ -417,7 +432,7 @@ class Linter:
     def _check_in_project(self, path: Path, data: bytes, walk_max_age: float) -> CheckReport:
         root = project_root(path)
         module = module_name_for(path)
-        analysis = self.analyze(str(path), data, module)
+        analysis = self.analyze(str(path), data, module, edited=path)
         if isinstance(analysis, FileOutcome):
             outcome = analysis
         else:

@@ -94,10 +94,11 @@ class ParseFailure:
     valid: bool = False
 
 
-def parse_source(text: str) -> cst.Module | ParseFailure:
+def parse_source(text: str, host: ast.Module | ParseFailure | None = None) -> cst.Module | ParseFailure:
     """Parse `text`; return the module, or a ParseFailure: JAX001 for what the running interpreter refuses
-    (save newer syntax, see the module docstring), `valid` for what a parser could not finish."""
-    tree = _host_parse(text)
+    (save newer syntax, see the module docstring), `valid` for what a parser could not finish. `host`: the
+    result of :func:`host_parse` of `text` when the caller has it."""
+    tree = host_parse(text) if host is None else host
     if isinstance(tree, ParseFailure):
         if tree.valid or sys.version_info >= NEWEST_GRAMMAR or _FINAL.search(tree.message) \
                 or _bracket_depth(text) > MAX_BRACKET_DEPTH:
@@ -105,9 +106,9 @@ def parse_source(text: str) -> cst.Module | ParseFailure:
         newer = _libcst_parse(text, validated=True)  # the code may use syntax newer than this Python's
         if isinstance(newer, ParseFailure):
             return tree
-        older = _host_parse(_without_newer_syntax(newer, text, sys.version_info[:2]))
+        older = host_parse(_without_newer_syntax(newer, text, sys.version_info[:2]))
         return older if isinstance(older, ParseFailure) else newer
-    if max(map(len, text.splitlines()), default=0) > LONG_LINE and _depth(tree) > MAX_EXPRESSION_DEPTH:
+    if too_deep(text, tree):
         return ParseFailure("expression too deeply nested to analyze", 1, 0, valid=True)
     parsed = _libcst_parse(text)
     if isinstance(parsed, ParseFailure) and not parsed.valid:
@@ -124,7 +125,13 @@ def parse_source(text: str) -> cst.Module | ParseFailure:
     return parsed
 
 
-def _host_parse(text: str) -> ast.Module | ParseFailure:
+def too_deep(text: str, tree: ast.Module) -> bool:
+    """Whether `text` (whose host tree is `tree`) nests an expression deeper than LibCST parses in
+    reasonable time (see :data:`MAX_EXPRESSION_DEPTH`)."""
+    return max(map(len, text.splitlines()), default=0) > LONG_LINE and _depth(tree) > MAX_EXPRESSION_DEPTH
+
+
+def host_parse(text: str) -> ast.Module | ParseFailure:
     """The running interpreter's parser (as `compile(..., ast.PyCF_ONLY_AST)`), under CPython's default
     recursion limit; running out of memory or recursion depth is a `valid` failure, no verdict."""
     limit = sys.getrecursionlimit()
