@@ -42,6 +42,11 @@ class C:
 # a comment at column 0 right after a block
     # and an indented one
 
+match a:
+    case 1:
+        pass
+    # a comment after the cases
+
 pass
 pass
 # the footer
@@ -52,6 +57,7 @@ EDITS = [
     ("a body edited", lambda text: text.replace("        return x\n", "        return x + 1\n")),
     ("a comment added", lambda text: text.replace("class C:", "# new\nclass C:")),
     ("a statement deleted", lambda text: text.replace("pass\npass\n", "pass\n")),
+    ("a case edited", lambda text: text.replace("    case 1:", "    case 2:")),
     ("the header edited", lambda text: text.replace("# a header comment", "# another header")),
     ("the footer edited", lambda text: text + "# more footer\n"),
     ("the first statement edited", lambda text: text.replace('"""The module docstring."""', '"""Docs."""')),
@@ -102,7 +108,7 @@ def test_unchanged_statements_keep_their_nodes_and_only_new_ones_are_parsed(monk
     assert isinstance(module, cst.Module)
     assert parsed == ["pass\nc = 3\n"]  # LibCST saw the new statement only (after a `pass`)
     unchanged = [*module.body[:4], *module.body[5:]]  # all but `c = 3`
-    assert [node is old for node, old in zip(unchanged, kept.module.body)] == [True] * 8
+    assert [node is old for node, old in zip(unchanged, kept.module.body)] == [True] * 9
     nodes = _nodes(module)
     assert len({id(node) for node in nodes}) == len(nodes)  # `pass` twice: two nodes, as parsed whole
 

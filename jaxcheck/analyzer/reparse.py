@@ -3,15 +3,18 @@ and an edit leaves most of its top-level statements' text as it was).
 
 The host parser's tree (which :func:`parsing.parse_source` runs first anyway) gives each top-level
 statement's last line, so the buffer splits into *chunks*: a statement's text with the comments and blank
-lines before it (the first chunk with the module's header, and the footer after the last). A chunk whose
-text was in the last parse of the buffer keeps its node; only new chunks go to LibCST, each after a `pass`
-statement so that its leading comments stay its own, as in a whole parse. The assembled module is
-accepted only when its code is exactly the buffer's text; otherwise (a changed indent or newline style,
-comments LibCST attaches to the statement before) the buffer is parsed whole, as with no last parse.
+lines before it (the first chunk with the module's header; the footer after the last statement). A chunk
+whose text was in the last parse of the buffer keeps its node; only new chunks go to LibCST, each after a
+`pass` statement so that its leading comments stay its own, as in a whole parse. Each new part must
+generate exactly its chunk's text under the module's indent and newline (a kept part did when it was
+made), so the module, which generates its parts one after the other, is the buffer's text; when one does
+not (another indent or newline style, comments LibCST would attach to the statement before), the buffer
+is parsed whole, as with no last parse.
 
-Cost: one host parse (about 0.08x LibCST's parse of the buffer), LibCST on the new chunks, and one code
-generation of the module (about 0.3x) that proves the assembly. What is kept: the chunks of the last parse
-of each buffer (the caller bounds how many buffers).
+Cost: one host parse (about 0.08x LibCST's parse of the buffer) and LibCST and code generation for the new
+chunks only; after a whole parse, one code generation of the module (about 0.3x) finds which of its parts
+generate their chunk's text. What is kept: the chunks of the last parse of each buffer (the caller bounds
+how many buffers).
 """
 
 from __future__ import annotations
@@ -66,7 +69,7 @@ def _chunks(text: str, tree: ast.Module) -> list[str] | None:
         decorators = getattr(statement, "decorator_list", [])
         start = min([statement.lineno, *(decorator.lineno for decorator in decorators)])
         end = statement.end_lineno or statement.lineno
-        if hasattr(statement, "body"):
+        if hasattr(statement, "body") or isinstance(statement, ast.Match):  # a compound statement
             end = _after_indented_comments(lines, end)
         if ends and start <= ends[-1]:
             ends[-1] = max(ends[-1], end)
