@@ -12,8 +12,8 @@ not (another indent or newline style, comments LibCST would attach to the statem
 is parsed whole, as with no last parse.
 
 Cost: one host parse (about 0.08x LibCST's parse of the buffer) and LibCST and code generation for the new
-chunks only; after a whole parse, one code generation of the module (about 0.3x) finds which of its parts
-generate their chunk's text. What is kept: the chunks of the last parse of each buffer (the caller bounds
+chunks only; after a whole parse, one code generation of the module (about 0.3x, at the next parse of the
+buffer: a buffer parsed once pays nothing) finds which of its parts generate their chunk's text. What is kept: the chunks of the last parse of each buffer (the caller bounds
 how many buffers).
 """
 
@@ -31,12 +31,15 @@ from jaxcheck.analyzer.parsing import ParseFailure, host_parse, parse_source, to
 
 @dataclass(frozen=True)
 class ChunkedParse:
-    """A buffer's module, and its chunks' nodes by chunk text for the next parse of the buffer."""
+    """A buffer's module and its chunks; once `checked`, the chunks' nodes by chunk text for the next parse
+    of the buffer (a whole parse's are found at that next parse: a buffer parsed once pays nothing)."""
 
     module: cst.Module
-    first: tuple[str, tuple[cst.EmptyLine, ...], cst.BaseStatement] | None  # text, header, statement
-    statements: dict[str, list[cst.BaseStatement]]  # the later chunks' nodes, by text (in order)
-    footer: tuple[str, tuple[cst.EmptyLine, ...]] | None  # text, nodes
+    chunks: tuple[str, ...]
+    checked: bool
+    first: tuple[str, tuple[cst.EmptyLine, ...], cst.BaseStatement] | None = None  # text, header, statement
+    statements: dict[str, list[cst.BaseStatement]] | None = None  # the later chunks' nodes, by text, in order
+    footer: tuple[str, tuple[cst.EmptyLine, ...]] | None = None  # text, nodes
 
 
 def parse_reusing(text: str, last: ChunkedParse | None) -> tuple[cst.Module | ParseFailure, ChunkedParse | None]:
@@ -47,13 +50,13 @@ def parse_reusing(text: str, last: ChunkedParse | None) -> tuple[cst.Module | Pa
     if isinstance(tree, ast.Module) and text.endswith(("\n", "\r")) and not too_deep(text, tree):
         chunks = _chunks(text, tree)
     if chunks is not None and last is not None:
-        assembled = _assembled(chunks, last)
+        assembled = _assembled(chunks, last if last.checked else _verified(last.module, list(last.chunks)))
         if assembled is not None:
             return assembled.module, assembled
     parsed = parse_source(text, tree)
     if isinstance(parsed, ParseFailure) or chunks is None or len(chunks) - 1 != len(parsed.body):
         return parsed, None
-    return parsed, _verified(parsed, chunks)
+    return parsed, ChunkedParse(parsed, tuple(chunks), checked=False)
 
 
 def _chunks(text: str, tree: ast.Module) -> list[str] | None:
@@ -108,7 +111,7 @@ def _assembled(chunks: list[str], last: ChunkedParse) -> ChunkedParse | None:
             return None
         header, first = alone.header, alone.body[0]
     body = [first]
-    kept = {chunk: list(nodes) for chunk, nodes in last.statements.items()}
+    kept = {chunk: list(nodes) for chunk, nodes in (last.statements or {}).items()}
     for chunk in chunks[1:-1]:
         nodes = kept.get(chunk)
         if nodes:
@@ -160,4 +163,4 @@ def _verified(module: cst.Module, chunks: list[str], trusted: bool = False) -> C
     kept_footer = None
     if trusted or module.with_changes(header=(), body=body[-1:]).code == module.code_for_node(body[-1]) + chunks[-1]:
         kept_footer = (chunks[-1], tuple(footer))
-    return ChunkedParse(module, first, statements, kept_footer)
+    return ChunkedParse(module, tuple(chunks), True, first, statements, kept_footer)
